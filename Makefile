@@ -1,0 +1,58 @@
+# Jarvis: `make run` to try it, `make test` to check it. See README.md.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+HOST   ?= 127.0.0.1
+PORT   ?= 8000
+# Debian packages the test suite drives for real (browser tests need Chromium).
+TEST_DEBS := chromium
+
+.PHONY: run test setup install install-dev system-deps lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	@touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[dev]"
+	@touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+# A plain-HTTP instance on this machine; production runs behind nginx with TLS (docs/deploy.md).
+run setup: export JARVIS_HTTPS ?= false
+
+setup: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+
+run: setup
+	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py serve --host $(HOST) --port $(PORT)
+
+system-deps:
+	@missing=""; for pkg in $(TEST_DEBS); do \
+	  dpkg -s $$pkg >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing from Debian:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+lint: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python scripts/vendor.py --verify
+
+test: install-dev system-deps lint
+	$(BIN)/pytest -n 2 --dist loadfile
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

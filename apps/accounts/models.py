@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractUser
+from django.db import models
+from django.utils import timezone
+
+
+class User(AbstractUser):
+    """A person in the household.
+
+    The permission flags below are granted through groups (a user's flags are
+    the union of their groups'). Superusers pass every flag check because flags
+    guard configuration and features, never other people's content: privacy
+    lives in the library's `visible_to` selector, which ignores superuser status.
+    """
+
+    class Theme(models.TextChoices):
+        SYSTEM = "system", "Follow the system"
+        LIGHT = "light", "Light"
+        DARK = "dark", "Dark"
+
+    display_name = models.CharField(max_length=80, blank=True)
+    theme = models.CharField(max_length=10, choices=Theme.choices, default=Theme.SYSTEM)
+
+    class Meta:
+        permissions = [
+            ("use_cloud_models", "Can use cloud LLM models"),
+            ("use_agent_chats", "Can use agent chats"),
+            ("manage_folder_sources", "Can register and manage folder sources"),
+            ("run_paper_digest", "Can run the paper digest"),
+        ]
+
+    def __str__(self) -> str:
+        return self.username
+
+    @property
+    def name(self) -> str:
+        return self.display_name or self.username
+
+    @property
+    def is_household_member(self) -> bool:
+        return self.groups.filter(name=HOUSEHOLD_GROUP).exists()
+
+
+# Members of this group are "the household": collections shared with the
+# household are visible to them. A user outside it (a guest account) sees only
+# their own content and what is shared with a group they are in.
+HOUSEHOLD_GROUP = "household"
+
+
+class LoginFailure(models.Model):
+    """A failed sign-in, kept for the throttling window.
+
+    Stored in the database rather than a per-process cache so the limit holds
+    across restarts and across processes.
+    """
+
+    username = models.CharField(max_length=150, db_index=True)
+    ip = models.GenericIPAddressField(null=True, blank=True, db_index=True)
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.username} from {self.ip} at {self.at:%Y-%m-%d %H:%M:%S}"

@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import login as auth_login
+from django.contrib.auth import logout as auth_logout
+from django.contrib.auth import update_session_auth_hash
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render, resolve_url
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
+from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.http import require_http_methods, require_POST
+
+from apps.accounts import services
+from apps.accounts.forms import LoginForm, PasswordForm, PreferencesForm, SignupForm, ThemeForm
+from apps.instance.selectors import instance_settings
+
+
+def _client_ip(request: HttpRequest) -> str | None:
+    # Behind nginx, daphne's --proxy-headers has already put the client's address here.
+    return request.META.get("REMOTE_ADDR") or None
+
+
+def _next_url(request: HttpRequest, fallback: str = "home") -> str:
+    target = request.POST.get("next") or request.GET.get("next")
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return resolve_url(fallback)
+
+
+@sensitive_post_parameters("password")
+@never_cache
+@require_http_methods(["GET", "POST"])
+def login_view(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect(_next_url(request))
+    form = LoginForm(request, data=request.POST if request.method == "POST" else None)
+    status = 200
+    if request.method == "POST":
+        username = request.POST.get("username", "")
+        ip = _client_ip(request)
+        wait = services.login_wait_seconds(username=username, ip=ip)
+        if wait:
+            minutes = max(1, round(wait / 60))
+            form = LoginForm(request)
+            form.throttle_message = (
+                "Too many failed sign-in attempts. "
+                f"Try again in about {minutes} minute{'s' if minutes != 1 else ''}."
+            )
+            status = 429
+        elif form.is_valid():
+            services.login_failures_clear(username=username)
+            auth_login(request, form.get_user())  # rotates the session key
+            return redirect(_next_url(request))
+        else:
+            services.login_failure_record(username=username, ip=ip)
+    context = {
+        "form": form,
+        "next": request.GET.get("next", request.POST.get("next", "")),
+        "signup_enabled": instance_settings().signup_enabled,
+    }
+    return render(request, "accounts/login.html", context, status=status)
+
+
+@require_POST
+def logout_view(request: HttpRequest) -> HttpResponse:
+    auth_logout(request)  # the user_logged_out signal closes this session's sockets
+    messages.info(request, "You are signed out.")
+    return redirect("accounts:login")
+
+
+@sensitive_post_parameters("password1", "password2")
+@require_http_methods(["GET", "POST"])
+def signup_view(request: HttpRequest) -> HttpResponse:
+    if not instance_settings().signup_enabled:
+        return render(request, "accounts/signup_closed.html", status=403)
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = services.user_create(
+            username=form.cleaned_data["username"],
+            password=form.cleaned_data["password1"],
+            display_name=form.cleaned_data.get("display_name", ""),
+            validate=False,  # the form has validated it already
+        )
+        auth_login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        return redirect("home")
+    return render(request, "accounts/signup.html", {"form": form})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def preferences_view(request: HttpRequest) -> HttpResponse:
+    form = PreferencesForm(
+        request.POST if request.method == "POST" else None, instance=request.user
+    )
+    if request.method == "POST" and form.is_valid():
+        services.preferences_update(
+            user=request.user,
+            display_name=form.cleaned_data["display_name"],
+            theme=form.cleaned_data["theme"],
+        )
+        messages.success(request, "Preferences saved.")
+        return redirect("accounts:preferences")
+    password_form = PasswordForm(request.user)
+    return render(
+        request,
+        "accounts/preferences.html",
+        {"form": form, "password_form": password_form},
+    )
+
+
+@login_required
+@sensitive_post_parameters("old_password", "new_password1", "new_password2")
+@require_POST
+def password_change_view(request: HttpRequest) -> HttpResponse:
+    password_form = PasswordForm(request.user, request.POST)
+    if password_form.is_valid():
+        services.user_set_password(
+            user=request.user, password=password_form.cleaned_data["new_password1"], validate=False
+        )
+        update_session_auth_hash(request, request.user)  # keep this session signed in
+        messages.success(request, "Password changed. Your other sessions were signed out.")
+        return redirect("accounts:preferences")
+    form = PreferencesForm(instance=request.user)
+    return render(
+        request,
+        "accounts/preferences.html",
+        {"form": form, "password_form": password_form},
+        status=400,
+    )
+
+
+@login_required
+@require_POST
+def theme_view(request: HttpRequest) -> HttpResponse:
+    form = ThemeForm(request.POST)
+    if form.is_valid():
+        services.preferences_update(
+            user=request.user,
+            display_name=request.user.display_name,
+            theme=form.cleaned_data["theme"],
+        )
+    return redirect(_next_url(request))

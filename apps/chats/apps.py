@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ChatsConfig(AppConfig):
+    name = "apps.chats"
+    label = "chats"

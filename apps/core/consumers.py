@@ -1,0 +1,90 @@
+"""Websocket consumers shared by every app.
+
+`AuthenticatedConsumer` is the base for every Jarvis socket: it refuses
+anonymous connections before `accept()`, joins a group named for the session
+so logging out closes the socket, and re-checks the session periodically so a
+session ended elsewhere (a disabled user, a password change) closes it too.
+Origin and Host are checked before any consumer runs (asgi.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+from django.contrib.sessions.models import Session
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from apps.core.realtime import session_group, user_group
+
+logger = logging.getLogger(__name__)
+
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_SESSION_ENDED = 4403
+
+
+class AuthenticatedConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        session = self.scope.get("session")
+        if user is None or not user.is_authenticated or session is None or not session.session_key:
+            await self.close(code=CLOSE_UNAUTHENTICATED)  # before accept: the handshake fails
+            return
+        self.user = user
+        self.session_key = session.session_key
+        self.groups_joined = [session_group(self.session_key), user_group(user.pk)]
+        for group in self.groups_joined:
+            await self.channel_layer.group_add(group, self.channel_name)
+        await self.accept()
+        self.session_watch = asyncio.create_task(self._watch_session())
+        await self.on_authenticated()
+
+    async def on_authenticated(self) -> None:
+        """Subclasses send their first frame here."""
+
+    async def disconnect(self, code: int) -> None:
+        watch = getattr(self, "session_watch", None)
+        if watch is not None:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
+        for group in getattr(self, "groups_joined", []):
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def session_ended(self, event: dict) -> None:
+        await self.close(code=CLOSE_SESSION_ENDED)
+
+    async def _watch_session(self) -> None:
+        interval = settings.WEBSOCKET_SESSION_CHECK_SECONDS
+        while True:
+            await asyncio.sleep(interval)
+            if not await self._session_still_valid():
+                await self.close(code=CLOSE_SESSION_ENDED)
+                return
+
+    @database_sync_to_async
+    def _session_still_valid(self) -> bool:
+        alive = Session.objects.filter(
+            session_key=self.session_key, expire_date__gt=timezone.now()
+        ).exists()
+        return alive and type(self.user).objects.filter(pk=self.user.pk, is_active=True).exists()
+
+
+class PingConsumer(AuthenticatedConsumer):
+    """The smallest authenticated socket: greets the user and answers pings.
+    The shell uses it to show that live updates are connected."""
+
+    async def on_authenticated(self) -> None:
+        # An HTML fragment: the htmx websocket extension swaps it into the header.
+        await self.send(
+            text_data=render_to_string("core/_live_status.html", {"name": self.user.name})
+        )
+
+    async def receive_json(self, content: dict, **kwargs) -> None:
+        if isinstance(content, dict) and content.get("type") == "ping":
+            await self.send_json({"type": "pong"})

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class JobRun(models.Model):
+    """One run of a background job: what ran, for whom, when, and how it ended.
+
+    Written by `apps.core.jobs.job_run` around every worker job, so the Jobs
+    page and `manage.py sync_status` can say what ran and what failed.
+    """
+
+    class Outcome(models.TextChoices):
+        RUNNING = "running", "Running"
+        OK = "ok", "OK"
+        ERROR = "error", "Error"
+
+    job = models.CharField(max_length=100, db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="job_runs",
+    )
+    started_at = models.DateTimeField(default=timezone.now, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.RUNNING)
+    summary = models.CharField(max_length=500, blank=True)
+    error = models.TextField(blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+        indexes = [models.Index(fields=["job", "-started_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.job} {self.started_at:%Y-%m-%d %H:%M} {self.outcome}"
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.finished_at is None:
+            return None
+        return (self.finished_at - self.started_at).total_seconds()

@@ -1,0 +1,45 @@
+"""Housekeeping jobs of the worker itself."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.sessions.models import Session
+from django.utils import timezone
+
+from apps.core.jobs import periodic_job
+from apps.core.models import JobRun
+from apps.core.schedules import Cron
+
+
+@periodic_job(
+    name="heartbeat",
+    title="Worker heartbeat",
+    schedule=Cron("every 10 minutes", minute="*/10"),
+)
+def heartbeat() -> str:
+    # A recent successful heartbeat on the Jobs page is how a person sees the
+    # worker is alive without a shell.
+    return f"worker alive (pid {os.getpid()})"
+
+
+@periodic_job(
+    name="prune",
+    title="Prune expired sessions, old job runs and sign-in failures",
+    schedule=Cron("daily at 03:30", minute="30", hour="3"),
+)
+def prune() -> str:
+    from apps.accounts.services import login_failures_prune
+
+    now = timezone.now()
+    sessions, _ = Session.objects.filter(expire_date__lt=now).delete()
+    cutoff = now - timedelta(days=settings.JOB_RUNS_KEEP_DAYS)
+    runs, _ = (
+        JobRun.objects.filter(started_at__lt=cutoff)
+        .exclude(outcome=JobRun.Outcome.RUNNING)
+        .delete()
+    )
+    failures = login_failures_prune()
+    return f"removed {sessions} expired sessions, {runs} old job runs, {failures} sign-in failures"

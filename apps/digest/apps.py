@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DigestConfig(AppConfig):
+    name = "apps.digest"
+    label = "digest"

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DraftsConfig(AppConfig):
+    name = "apps.drafts"
+    label = "drafts"

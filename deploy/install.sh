@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Install Jarvis as two systemd services behind nginx.
+#
+#   sudo deploy/install.sh --prefix /opt/jarvis --user jarvis --server-name jarvis.home.arpa
+#
+# Copies nothing: run it from the checkout you want to serve (it becomes
+# --prefix if you omit it). Safe to run again; it re-renders the units.
+set -euo pipefail
+
+PREFIX="$(cd "$(dirname "$0")/.." && pwd)"
+RUN_USER="jarvis"
+SERVER_NAME="jarvis.home.arpa"
+DATA_DIR="/var/lib/jarvis"
+ENV_FILE="/etc/jarvis/jarvis.env"
+PORT="8000"
+SYSTEMD_DIR="/etc/systemd/system"
+NGINX_DIR="/etc/nginx/sites-available"
+
+usage() { sed -n '2,8p' "$0"; exit "${1:-0}"; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prefix) PREFIX="$2"; shift 2 ;;
+    --user) RUN_USER="$2"; shift 2 ;;
+    --server-name) SERVER_NAME="$2"; shift 2 ;;
+    --data-dir) DATA_DIR="$2"; shift 2 ;;
+    --port) PORT="$2"; shift 2 ;;
+    --systemd-dir) SYSTEMD_DIR="$2"; shift 2 ;;
+    --nginx-dir) NGINX_DIR="$2"; shift 2 ;;
+    --env-file) ENV_FILE="$2"; shift 2 ;;
+    -h|--help) usage 0 ;;
+    *) echo "unknown option: $1" >&2; usage 2 ;;
+  esac
+done
+
+render() {  # render TEMPLATE DEST
+  sed -e "s#@PREFIX@#${PREFIX}#g" -e "s#@USER@#${RUN_USER}#g" -e "s#@DATA_DIR@#${DATA_DIR}#g" \
+      -e "s#@ENV_FILE@#${ENV_FILE}#g" -e "s#@PORT@#${PORT}#g" -e "s#@SERVER_NAME@#${SERVER_NAME}#g" \
+      "$1" > "$2"
+  echo "wrote $2"
+}
+
+if ! id "$RUN_USER" >/dev/null 2>&1; then
+  useradd --system --home-dir "$DATA_DIR" --shell /usr/sbin/nologin "$RUN_USER"
+fi
+install -d -o "$RUN_USER" -g "$RUN_USER" -m 0750 "$DATA_DIR"
+install -d -m 0755 "$(dirname "$ENV_FILE")"
+if [ ! -f "$ENV_FILE" ]; then
+  sed -e "s#jarvis.home.arpa#${SERVER_NAME}#g" -e "s#/var/lib/jarvis#${DATA_DIR}#g" \
+      "$PREFIX/deploy/jarvis.env.example" > "$ENV_FILE"
+  chmod 0640 "$ENV_FILE"; chgrp "$RUN_USER" "$ENV_FILE"
+  echo "wrote $ENV_FILE (review it)"
+fi
+
+cd "$PREFIX"
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/pip install --quiet -e .
+set -a; . "$ENV_FILE"; set +a
+sudo -u "$RUN_USER" --preserve-env .venv/bin/python manage.py migrate --noinput
+sudo -u "$RUN_USER" --preserve-env .venv/bin/python manage.py collectstatic --noinput --verbosity 0
+
+render "$PREFIX/deploy/jarvis-web.service.in" "$SYSTEMD_DIR/jarvis-web.service"
+render "$PREFIX/deploy/jarvis-worker.service.in" "$SYSTEMD_DIR/jarvis-worker.service"
+if [ -d "$NGINX_DIR" ]; then
+  render "$PREFIX/deploy/nginx-jarvis.conf.in" "$NGINX_DIR/jarvis.conf"
+  echo "enable it: ln -s $NGINX_DIR/jarvis.conf /etc/nginx/sites-enabled/ && nginx -t && systemctl reload nginx"
+fi
+if command -v systemctl >/dev/null 2>&1 && [ "$SYSTEMD_DIR" = /etc/systemd/system ]; then
+  systemctl daemon-reload
+  systemctl enable --now jarvis-web.service jarvis-worker.service
+fi
+echo "Create the first admin: sudo -u $RUN_USER --preserve-env $PREFIX/.venv/bin/python manage.py users add NAME --admin"

@@ -1,0 +1,27 @@
+"""ASGI entry point: daphne serves HTTP and websockets from one process."""
+
+import os
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jarvis_site.settings")
+
+from django.core.asgi import get_asgi_application
+
+# Initialise Django (apps, settings) before importing consumers and their models.
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+from jarvis_site.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        # The validator refuses a missing or foreign Origin before any consumer
+        # runs; the auth stack gives consumers scope["user"] and scope["session"].
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        ),
+    }
+)

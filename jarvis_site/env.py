@@ -1,0 +1,100 @@
+"""Typed readers for JARVIS_* environment variables.
+
+Every reader names the variable in its error, so a typo in a unit file or
+`.env` stops startup with a message that says exactly what to fix instead of
+surfacing later as a confusing runtime failure.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _raw(name: str) -> str | None:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return None
+    return value.strip()
+
+
+def _bad(name: str, expected: str, got: str) -> ImproperlyConfigured:
+    return ImproperlyConfigured(f"{name}: expected {expected}, got {got!r}")
+
+
+def env_str(name: str, default: str = "") -> str:
+    value = _raw(name)
+    return default if value is None else value
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = _raw(name)
+    if value is None:
+        return default
+    lowered = value.lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise _bad(name, "true or false", value)
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    value = _raw(name)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise _bad(name, "a whole number", value) from None
+    if minimum is not None and number < minimum:
+        raise _bad(name, f"a whole number of at least {minimum}", value)
+    return number
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = _raw(name)
+    if value is None:
+        return list(default)
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_path(name: str, default: Path) -> Path:
+    value = _raw(name)
+    path = default if value is None else Path(value).expanduser()
+    if "\x00" in str(path):
+        raise _bad(name, "a filesystem path", str(path))
+    return path.resolve()
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = _raw(name)
+    if value is None:
+        return default
+    if value not in choices:
+        raise _bad(name, "one of " + ", ".join(choices), value)
+    return value
+
+
+def env_url(name: str, default: str) -> str:
+    value = _raw(name)
+    if value is None:
+        return default
+    if not value.startswith(("http://", "https://")):
+        raise _bad(name, "an http(s) URL", value)
+    return value.rstrip("/")
+
+
+def env_timezone(name: str, default: str) -> str:
+    value = _raw(name) or default
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise _bad(name, "an IANA time zone such as Europe/Prague", value) from None
+    return value

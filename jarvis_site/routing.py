@@ -1,0 +1,5 @@
+"""Every websocket route, gathered from the apps."""
+
+from apps.core.routing import websocket_urlpatterns as core_routes
+
+websocket_urlpatterns = [*core_routes]

@@ -1,0 +1,242 @@
+"""Jarvis settings: one file, every knob a JARVIS_* environment variable.
+
+See docs/configuration.md for the full list. A malformed value stops startup
+with an error naming the variable (jarvis_site.env).
+"""
+
+from __future__ import annotations
+
+# Must run before anything imports Django's sqlite backend: see sqlite_compat.
+from jarvis_site.sqlite_compat import ensure_loadable_sqlite
+
+SQLITE_MODULE = ensure_loadable_sqlite()
+
+import os  # noqa: E402
+import secrets  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from jarvis_site.env import (  # noqa: E402
+    env_bool,
+    env_choice,
+    env_int,
+    env_list,
+    env_path,
+    env_str,
+    env_timezone,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("JARVIS_DEBUG", False)
+
+# --- Data directory: the database, the Huey queue, uploads and drafts live here.
+DATA_DIR = env_path("JARVIS_DATA_DIR", BASE_DIR / "var")
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+DATABASE_FILE = env_path("JARVIS_DB_FILE", DATA_DIR / "jarvis.sqlite3")
+HUEY_FILE = env_path("JARVIS_HUEY_FILE", DATA_DIR / "huey.sqlite3")
+UPLOADS_DIR = DATA_DIR / "uploads"
+DRAFTS_DIR = DATA_DIR / "drafts"
+VAULTS_ROOT = env_path("JARVIS_VAULTS_ROOT", DATA_DIR / "vaults")
+
+
+def _secret_key() -> str:
+    """JARVIS_SECRET_KEY, else a key generated once into the data dir (0600)."""
+    explicit = env_str("JARVIS_SECRET_KEY")
+    if explicit:
+        return explicit
+    key_file = DATA_DIR / "secret_key"
+    if not key_file.exists():
+        # O_EXCL: two processes starting at once must not write different keys.
+        try:
+            fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_urlsafe(50))
+    return key_file.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+
+ALLOWED_HOSTS = env_list("JARVIS_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("JARVIS_CSRF_TRUSTED_ORIGINS", [])
+
+# --- TLS. Production (DEBUG off) assumes HTTPS, normally terminated by nginx in
+# front of daphne. A plain-HTTP LAN install sets JARVIS_HTTPS=false.
+HTTPS = env_bool("JARVIS_HTTPS", not DEBUG)
+SECURE_SSL_REDIRECT = HTTPS
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_HSTS_SECONDS = env_int("JARVIS_HSTS_SECONDS", 31_536_000 if HTTPS else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("JARVIS_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+SECURE_HSTS_PRELOAD = env_bool("JARVIS_HSTS_PRELOAD", False)
+if env_bool("JARVIS_TRUST_PROXY_HEADERS", HTTPS):
+    # nginx sets X-Forwarded-Proto; daphne listens on loopback only (deploy/).
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SILENCED_SYSTEM_CHECKS = []
+if not SECURE_HSTS_PRELOAD:
+    # HSTS preload lists are for public domains submitted to browser vendors; a
+    # household server on a LAN name cannot be preloaded. Opt in with
+    # JARVIS_HSTS_PRELOAD=true if yours is a public domain (docs/configuration.md).
+    SILENCED_SYSTEM_CHECKS.append("security.W021")
+
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = env_int("JARVIS_SESSION_DAYS", 30, minimum=1) * 24 * 3600
+CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie
+CSRF_FAILURE_VIEW = "apps.core.views.csrf_failure"
+
+# --- Applications
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "template_partials",
+    "channels",
+    "huey.contrib.djhuey",
+    "apps.core",
+    "apps.accounts",
+    "apps.instance",
+    "apps.library",
+    "apps.chats",
+    "apps.drafts",
+    "apps.digest",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    # Before whitenoise so static files get the same headers as pages.
+    "apps.core.middleware.SecurityHeadersMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "jarvis_site.urls"
+ASGI_APPLICATION = "jarvis_site.asgi.application"
+WSGI_APPLICATION = None
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "apps.core.context_processors.shell",
+            ],
+        },
+    },
+]
+
+# --- Database: one SQLite file shared by web, worker and CLI (docs/architecture.md).
+DATABASES = {
+    "default": {
+        "ENGINE": "jarvis_site.db",
+        "NAME": DATABASE_FILE,
+        "OPTIONS": {
+            "transaction_mode": "IMMEDIATE",
+            # Python-level busy handler in seconds; the backend also sets the pragma.
+            "timeout": 10,
+        },
+        "TEST": {"NAME": env_path("JARVIS_TEST_DB_FILE", DATA_DIR / "test_jarvis.sqlite3")},
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Accounts
+AUTH_USER_MODEL = "accounts.User"
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 10},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "accounts:login"
+LOGIN_FAILURES_PER_USERNAME = env_int("JARVIS_LOGIN_FAILURES_PER_USERNAME", 5, minimum=1)
+LOGIN_FAILURES_PER_IP = env_int("JARVIS_LOGIN_FAILURES_PER_IP", 10, minimum=1)
+LOGIN_THROTTLE_SECONDS = env_int("JARVIS_LOGIN_THROTTLE_SECONDS", 300, minimum=1)
+
+# --- Internationalisation
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_timezone("JARVIS_TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+# --- Static files: whitenoise serves them from STATIC_ROOT (collectstatic).
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = env_path("JARVIS_STATIC_ROOT", DATA_DIR / "static")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = DEBUG
+FILE_UPLOAD_PERMISSIONS = 0o640
+MEDIA_ROOT = UPLOADS_DIR
+
+# --- Realtime: one web process, so the in-memory channel layer is enough.
+# Running several daphne processes would need a shared layer (docs/architecture.md).
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# How often an open websocket re-checks that its session still exists (a user
+# disabled from the CLI loses their sockets within this many seconds).
+WEBSOCKET_SESSION_CHECK_SECONDS = env_int("JARVIS_WS_SESSION_CHECK_SECONDS", 60, minimum=1)
+
+# --- Worker: Huey on its own SQLite file, never the app database.
+HUEY = {
+    "huey_class": "huey.SqliteHuey",
+    "name": "jarvis",
+    "filename": str(HUEY_FILE),
+    "immediate": False,
+    "results": False,
+    "consumer": {
+        "workers": env_int("JARVIS_WORKER_THREADS", 2, minimum=1),
+        "worker_type": "thread",
+        "periodic": True,
+        "check_worker_health": True,
+    },
+}
+JOB_RUNS_KEEP_DAYS = env_int("JARVIS_JOB_RUNS_KEEP_DAYS", 30, minimum=1)
+
+# --- Logging: to stderr; systemd's journal keeps it.
+LOG_LEVEL = env_choice("JARVIS_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
+    "loggers": {
+        "django": {"level": "INFO"},
+        "huey": {"level": "INFO"},
+        "daphne": {"level": "WARNING"},
+    },
+}

@@ -1,0 +1,57 @@
+"""The deploy templates render completely and wire what the docs promise."""
+
+import re
+import subprocess
+
+import pytest
+
+from tests.support.processes import ROOT
+
+DEPLOY = ROOT / "deploy"
+VALUES = {
+    "@PREFIX@": "/opt/jarvis",
+    "@USER@": "jarvis",
+    "@DATA_DIR@": "/var/lib/jarvis",
+    "@ENV_FILE@": "/etc/jarvis/jarvis.env",
+    "@PORT@": "8000",
+    "@SERVER_NAME@": "jarvis.home.arpa",
+}
+
+
+def render(name: str) -> str:
+    text = (DEPLOY / name).read_text()
+    for placeholder, value in VALUES.items():
+        text = text.replace(placeholder, value)
+    return text
+
+
+@pytest.mark.parametrize(
+    "name", ["jarvis-web.service.in", "jarvis-worker.service.in", "nginx-jarvis.conf.in"]
+)
+def test_every_placeholder_is_one_the_installer_fills(name):
+    assert not re.search(r"@[A-Z_]+@", render(name))
+    installer = (DEPLOY / "install.sh").read_text()
+    for placeholder in re.findall(r"@[A-Z_]+@", (DEPLOY / name).read_text()):
+        assert f"s#{placeholder}#" in installer
+
+
+def test_the_web_unit_runs_daphne_on_loopback_behind_the_proxy():
+    unit = render("jarvis-web.service.in")
+    assert "daphne --proxy-headers -b 127.0.0.1 -p 8000 jarvis_site.asgi:application" in unit
+    assert "User=jarvis" in unit and "EnvironmentFile=/etc/jarvis/jarvis.env" in unit
+
+
+def test_the_worker_unit_runs_huey():
+    assert "manage.py run_huey" in render("jarvis-worker.service.in")
+
+
+def test_the_vhost_upgrades_websockets():
+    vhost = render("nginx-jarvis.conf.in")
+    assert "map $http_upgrade $connection_upgrade" in vhost
+    assert "proxy_set_header Upgrade $http_upgrade;" in vhost
+    assert "X-Forwarded-Proto $scheme" in vhost
+
+
+@pytest.mark.parametrize("script", ["install.sh", "update.sh"])
+def test_the_scripts_parse(script):
+    assert subprocess.run(["bash", "-n", str(DEPLOY / script)]).returncode == 0

@@ -1,0 +1,66 @@
+"""The design system: every colour and size comes from tokens.css; vendored
+libraries are exactly the pinned files."""
+
+import re
+import shutil
+
+import pytest
+
+from scripts import vendor
+from tests.support.processes import ROOT
+
+RAW_VALUE = re.compile(
+    r"#[0-9a-fA-F]{3,8}\b|\brgba?\(|\bhsla?\(|(?<![\w-])\d*\.?\d+(px|rem|em|ms|s)\b"
+)
+
+
+def declarations(css: str):
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    for line_no, line in enumerate(css.splitlines(), 1):
+        if line.lstrip().startswith("@media"):
+            continue  # media queries cannot read variables
+        yield line_no, line
+
+
+def test_app_css_uses_only_tokens():
+    css = (ROOT / "static/css/app.css").read_text()
+    offending = [(n, line.strip()) for n, line in declarations(css) if RAW_VALUE.search(line)]
+    assert offending == []
+
+
+def test_both_themes_define_the_same_colours():
+    css = (ROOT / "static/css/tokens.css").read_text()
+    light, dark = css.split(':root[data-theme="dark"]', 1)
+    names = lambda block: set(re.findall(r"(--[a-z0-9-]+):", block))  # noqa: E731
+    colour_names = {n for n in names(light) if not n.startswith(("--space", "--text-", "--font"))}
+    dark_block = dark.split("}", 1)[0]
+    missing = {
+        n for n in colour_names if re.search(rf"{n}:\s*#", light) and n not in names(dark_block)
+    }
+    assert missing == set()
+
+
+def test_vendored_files_match_the_lock():
+    assert vendor.verify() == []
+
+
+def test_a_tampered_vendored_file_is_caught(tmp_path, monkeypatch):
+    copy = tmp_path / "vendor"
+    shutil.copytree(vendor.VENDOR, copy)
+    monkeypatch.setattr(vendor, "VENDOR", copy)
+    monkeypatch.setattr(vendor, "LOCK", copy / "vendor.lock.json")
+    target = copy / "htmx/htmx.min.js"
+    target.write_bytes(target.read_bytes() + b"\nalert(1)")
+    (copy / "htmx/extra.js").write_text("unpinned")
+    problems = vendor.verify()
+    assert any("htmx.min.js does not match" in p for p in problems)
+    assert any("extra.js is not pinned" in p for p in problems)
+
+
+@pytest.mark.django_db
+def test_pages_load_htmx_and_its_websocket_extension_from_our_own_static(client, owner):
+    client.force_login(owner)
+    html = client.get("/settings/").content.decode()
+    assert "/static/vendor/htmx/htmx.min.js" in html
+    assert "/static/vendor/htmx-ext-ws/ws.min.js" in html
+    assert "https://" not in re.sub(r'href="https://[^"]*"', "", html.split("<body")[0])

@@ -1,0 +1,77 @@
+"""Browser tests: Playwright driving Debian's Chromium against a real daphne.
+
+The browser is the system Chromium (installed by `make test`), never one
+Playwright downloads. Screenshots go to $JARVIS_SCREENSHOTS when it is set.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str:
+    path = (
+        os.environ.get("JARVIS_CHROMIUM")
+        or shutil.which("chromium")
+        or shutil.which("chromium-browser")
+    )
+    if not path:
+        raise RuntimeError("Chromium is not installed: `make test` installs it from Debian")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def sync_orm_beside_playwright(monkeypatch):
+    # Playwright's sync API runs an event loop in this thread; the test's own ORM
+    # calls (creating users, checking rows) are ordinary sync code.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def live_server_url(transactional_db):
+    from tests.support.processes import daphne_server
+
+    with daphne_server() as url:
+        yield url
+
+
+def screenshot(page, name: str) -> None:
+    folder = os.environ.get("JARVIS_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -236,7 +236,8 @@ LOGGING = {
     "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
     "loggers": {
         "django": {"level": "INFO"},
-        "huey": {"level": "INFO"},
+        # A handler here stops run_huey adding its own (which doubled every line).
+        "huey": {"level": "INFO", "handlers": ["stderr"], "propagate": False},
         "daphne": {"level": "WARNING"},
     },
 }

@@ -43,19 +43,22 @@ class Command(BaseCommand):
         }
         if not options["no_worker"]:
             commands["worker"] = [*manage, "run_huey"]
-        children = {name: subprocess.Popen(argv) for name, argv in commands.items()}  # noqa: S603
-        self.stdout.write(
-            f"Jarvis is running at http://{options['host']}:{options['port']}/ "
-            f"({', '.join(children)}); press Ctrl-C to stop."
-        )
         stopping = False
 
         def request_stop(signum, frame) -> None:
             nonlocal stopping
             stopping = True
 
+        # Handlers first: a Python handler resets to the default in the children
+        # at exec, whereas an inherited "ignore" (a shell's background job) would
+        # leave them deaf to the SIGINT we send to stop them gracefully.
         signal.signal(signal.SIGINT, request_stop)
         signal.signal(signal.SIGTERM, request_stop)
+        children = {name: subprocess.Popen(argv) for name, argv in commands.items()}  # noqa: S603
+        self.stdout.write(
+            f"Jarvis is running at http://{options['host']}:{options['port']}/ "
+            f"({', '.join(children)}); press Ctrl-C to stop."
+        )
         exit_code = 0
         while not stopping:
             for name, child in children.items():

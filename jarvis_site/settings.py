@@ -226,6 +226,10 @@ HUEY = {
 }
 JOB_RUNS_KEEP_DAYS = env_int("JARVIS_JOB_RUNS_KEEP_DAYS", 30, minimum=1)
 
+# --- Library
+EMBEDDING_MODEL = env_str("JARVIS_EMBEDDING_MODEL", "all-MiniLM-L6-v2-onnx-int8")
+EMBEDDING_THREADS = env_int("JARVIS_EMBEDDING_THREADS", 2, minimum=1)
+
 # --- Logging: to stderr; systemd's journal keeps it.
 LOG_LEVEL = env_choice("JARVIS_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))
 LOGGING = {

@@ -54,7 +54,7 @@ class Command(BaseCommand):
         # leave them deaf to the SIGINT we send to stop them gracefully.
         signal.signal(signal.SIGINT, request_stop)
         signal.signal(signal.SIGTERM, request_stop)
-        children = {name: subprocess.Popen(argv) for name, argv in commands.items()}  # noqa: S603
+        children = {name: subprocess.Popen(argv) for name, argv in commands.items()}
         self.stdout.write(
             f"Jarvis is running at http://{options['host']}:{options['port']}/ "
             f"({', '.join(children)}); press Ctrl-C to stop."

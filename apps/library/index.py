@@ -1,0 +1,295 @@
+"""The search index beside the Chunk rows: FTS5 for keywords, sqlite-vec for vectors.
+
+Three tables mirror Chunk rows and are written only here, always inside the
+caller's transaction together with the Chunk rows themselves:
+
+- `library_chunk_fts` (FTS5): chunk text, and a context column (title, section,
+  record line) that bm25 weighs less.
+- `library_vec_<gen>` (vec0): one bit-quantised vector per chunk, partitioned
+  by `partition_for(source, private, latest)`. The KNN leg scans only the
+  partitions a person may see, so the privacy filter is inside the KNN query.
+- `library_emb_<gen>`: the float32 vectors, to re-score the bit candidates
+  exactly, to rebuild partitions without re-embedding, and for filtered exact scans.
+
+`<gen>` is the live generation in IndexState: `reindex` fills a new
+generation and swaps the pointer in one transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import connection, transaction
+from django.db.models import QuerySet
+
+from apps.library.embeddings import EmbeddingUnavailable, configured_model
+from apps.library.models import Chunk, Document, IndexState
+from apps.library.parsing.types import ChunkDraft
+
+FTS_TABLE = "library_chunk_fts"
+_VEC_INSERT = "INSERT INTO {table}(chunk_id, part, bits) VALUES (%s, %s, vec_bit(%s))"
+
+
+class IndexMismatch(EmbeddingUnavailable):
+    """The vectors on disk were made by another model than the configured one."""
+
+
+def vec_table(generation: int) -> str:
+    return f"library_vec_{int(generation)}"
+
+
+def emb_table(generation: int) -> str:
+    return f"library_emb_{int(generation)}"
+
+
+def partition_for(source_id: int, private: bool, latest: bool) -> int:
+    return source_id * 4 + (2 if private else 0) + (1 if latest else 0)
+
+
+def create_generation_tables(generation: int, dimension: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {vec_table(generation)} USING vec0("
+            f"chunk_id integer primary key, part integer partition key, bits bit[{int(dimension)}])"
+        )
+        cursor.execute(
+            f"CREATE TABLE IF NOT EXISTS {emb_table(generation)} "
+            "(chunk_id INTEGER PRIMARY KEY, vector BLOB NOT NULL)"
+        )
+
+
+def drop_generation_tables(generation: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP TABLE IF EXISTS {vec_table(generation)}")
+        cursor.execute(f"DROP TABLE IF EXISTS {emb_table(generation)}")
+
+
+def index_state() -> IndexState:
+    state = IndexState.objects.filter(pk=1).first()
+    if state is None:
+        spec = configured_model()
+        state, _ = IndexState.objects.get_or_create(
+            pk=1, defaults={"model_name": spec.name, "dimension": spec.dimension, "generation": 1}
+        )
+        create_generation_tables(state.generation, state.dimension)
+    return state
+
+
+def require_matching_model() -> IndexState:
+    """Stop indexing and search when the stored vectors came from another model."""
+    state = index_state()
+    spec = configured_model()
+    if (state.model_name, state.dimension) != (spec.name, spec.dimension):
+        raise IndexMismatch(
+            f"the index was built with {state.model_name} ({state.dimension}d) but "
+            f"{spec.name} ({spec.dimension}d) is configured: run `manage.py reindex`"
+        )
+    return state
+
+
+def text_hash(header: str, section: str, text: str) -> str:
+    return hashlib.sha256(f"{header}\x1f{section}\x1f{text}".encode()).hexdigest()
+
+
+def embed_text(header: str, section: str, text: str) -> str:
+    """What the model reads: the document's header and the section breadcrumb
+    ride along with every chunk, so a query naming the document or section
+    matches any chunk of it."""
+    lead = " · ".join(part for part in (header, section) if part)
+    return f"{lead}\n{text}" if lead else text
+
+
+def fts_context(header: str, section: str) -> str:
+    return f"{header}\n{section}".strip()
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def to_bits(vector: np.ndarray) -> bytes:
+    return np.packbits(np.asarray(vector) > 0).tobytes()
+
+
+def from_blob(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+@dataclass
+class PreparedChunk:
+    draft: ChunkDraft
+    header: str
+    text_hash: str
+    vector: np.ndarray | None = None  # filled by the embedder (or reused)
+
+
+def known_vectors(hashes: Iterable[str], *, among: QuerySet[Chunk]) -> dict[str, np.ndarray]:
+    """Vectors already stored for these text hashes among `among` (e.g. the
+    source's chunks), so an edited note re-embeds only the text that changed."""
+    wanted = set(hashes)
+    if not wanted:
+        return {}
+    generation = index_state().generation
+    rows = among.filter(text_hash__in=wanted).values_list("id", "text_hash").order_by()
+    by_id = dict(rows)
+    if not by_id:
+        return {}
+    found: dict[str, np.ndarray] = {}
+    with connection.cursor() as cursor:
+        ids = list(by_id)
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            marks = ",".join("%s" for _ in batch)
+            cursor.execute(
+                f"SELECT chunk_id, vector FROM {emb_table(generation)} WHERE chunk_id IN ({marks})",
+                batch,
+            )
+            for chunk_id, blob in cursor.fetchall():
+                found.setdefault(by_id[chunk_id], from_blob(blob).copy())
+    return found
+
+
+def _delete_rows(chunk_ids: Sequence[int], generation: int) -> int:
+    if not chunk_ids:
+        return 0
+    with connection.cursor() as cursor:
+        for start in range(0, len(chunk_ids), 500):
+            batch = list(chunk_ids[start : start + 500])
+            marks = ",".join("%s" for _ in batch)
+            cursor.execute(f"DELETE FROM {FTS_TABLE} WHERE rowid IN ({marks})", batch)
+            cursor.execute(
+                f"DELETE FROM {vec_table(generation)} WHERE chunk_id IN ({marks})", batch
+            )
+            cursor.execute(
+                f"DELETE FROM {emb_table(generation)} WHERE chunk_id IN ({marks})", batch
+            )
+    return len(chunk_ids) * 3
+
+
+def chunk_latest_flags(document: Document, drafts: Sequence[ChunkDraft]) -> list[bool]:
+    """Chunk-level "latest": the document is the newest of its family and, in a
+    file of dated sections, the chunk sits in the newest section (or in an
+    undated one, which nothing supersedes)."""
+    dates = [d.section_date for d in drafts if d.section_date]
+    newest = max(dates) if dates else None
+    return [
+        document.is_latest and (d.section_date is None or d.section_date == newest) for d in drafts
+    ]
+
+
+def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int:
+    """Swap a document's chunks and their index rows. Must run inside a
+    transaction; returns how many rows it wrote or deleted."""
+    assert connection.in_atomic_block, "replace_chunks must run inside transaction.atomic()"
+    generation = index_state().generation
+    old_ids = list(document.chunks.values_list("id", flat=True))
+    written = _delete_rows(old_ids, generation)
+    if old_ids:
+        Chunk.objects.filter(id__in=old_ids).delete()
+        written += len(old_ids)
+    flags = chunk_latest_flags(document, [p.draft for p in prepared])
+    rows = [
+        Chunk(
+            document=document,
+            ordinal=ordinal,
+            section=p.draft.section[:500],
+            text=p.draft.text,
+            header=p.header[:800],
+            text_hash=p.text_hash,
+            page=p.draft.page,
+            annotation=p.draft.annotation,
+            section_date=p.draft.section_date,
+            is_latest=latest,
+        )
+        for ordinal, (p, latest) in enumerate(zip(prepared, flags, strict=True))
+    ]
+    created = Chunk.objects.bulk_create(rows)
+    _insert_rows(document, created, [p.vector for p in prepared], generation)
+    return written + len(created) * 4
+
+
+def _insert_rows(document: Document, chunks: Sequence[Chunk], vectors, generation: int) -> None:
+    private = document.in_private_dir
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO {FTS_TABLE}(rowid, text, context) VALUES (%s, %s, %s)",
+            [(c.id, c.text, fts_context(c.header, c.section)) for c in chunks],
+        )
+        cursor.executemany(
+            f"INSERT INTO {emb_table(generation)}(chunk_id, vector) VALUES (%s, %s)",
+            [(c.id, to_blob(v)) for c, v in zip(chunks, vectors, strict=True)],
+        )
+        cursor.executemany(
+            _VEC_INSERT.format(table=vec_table(generation)),
+            [
+                (c.id, partition_for(document.source_id, private, c.is_latest), to_bits(v))
+                for c, v in zip(chunks, vectors, strict=True)
+            ],
+        )
+
+
+def delete_document(document: Document) -> int:
+    """Remove a document with its chunks and every index row, in one transaction."""
+    with transaction.atomic():
+        generation = index_state().generation
+        ids = list(document.chunks.values_list("id", flat=True))
+        written = _delete_rows(ids, generation) + len(ids)
+        document.delete()
+    return written + 1
+
+
+def repartition(document: Document) -> int:
+    """Re-file a document's vectors after its latest/private flags changed.
+    Uses the stored float vectors: nothing is re-embedded. Caller's transaction."""
+    assert connection.in_atomic_block, "repartition must run inside transaction.atomic()"
+    generation = index_state().generation
+    chunks = list(document.chunks.only("id", "section_date", "is_latest"))
+    flags = chunk_latest_flags(
+        document, [ChunkDraft(text="", section_date=c.section_date) for c in chunks]
+    )
+    changed = [c for c, flag in zip(chunks, flags, strict=True) if c.is_latest != flag]
+    for chunk, flag in zip(chunks, flags, strict=True):
+        chunk.is_latest = flag
+    if changed:
+        Chunk.objects.bulk_update(changed, ["is_latest"])
+    ids = [c.id for c in chunks]
+    if not ids:
+        return len(changed)
+    with connection.cursor() as cursor:
+        vectors = {}
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            marks = ",".join("%s" for _ in batch)
+            cursor.execute(
+                f"SELECT chunk_id, vector FROM {emb_table(generation)} WHERE chunk_id IN ({marks})",
+                batch,
+            )
+            vectors.update(dict(cursor.fetchall()))
+            cursor.execute(
+                f"DELETE FROM {vec_table(generation)} WHERE chunk_id IN ({marks})", batch
+            )
+        cursor.executemany(
+            _VEC_INSERT.format(table=vec_table(generation)),
+            [
+                (
+                    c.id,
+                    partition_for(document.source_id, document.in_private_dir, c.is_latest),
+                    to_bits(from_blob(vectors[c.id])),
+                )
+                for c in chunks
+                if c.id in vectors
+            ],
+        )
+    return len(changed) + 2 * len(ids)
+
+
+def clear_all() -> None:
+    """Empty every index table (tests' teardown after a flush of Chunk rows)."""
+    generation = index_state().generation
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {FTS_TABLE}")
+        cursor.execute(f"DELETE FROM {vec_table(generation)}")
+        cursor.execute(f"DELETE FROM {emb_table(generation)}")

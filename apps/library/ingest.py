@@ -1,0 +1,199 @@
+"""One document's pipeline, shared by folder sync, `kb add` and uploads:
+parse (pure) → prepare chunks → embed only new text → write in one short transaction.
+
+Nothing here holds a transaction across parsing or embedding: a crash or an
+error before the final `transaction.atomic()` leaves the previous index of the
+document exactly as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import PurePosixPath
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.library import index
+from apps.library.embeddings import Embedder
+from apps.library.models import Chunk, Document, DocumentTag, Source
+from apps.library.naming import date_from_filename
+from apps.library.parsing.markdown import parse_markdown, parse_text
+from apps.library.parsing.pdf import extract_pdf
+from apps.library.parsing.types import ParsedDocument, UnreadableDocument
+from apps.library.walk import under
+
+logger = logging.getLogger(__name__)
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def humanise(stem: str) -> str:
+    return " ".join(stem.replace("_", " ").replace("-", " ").split()) or stem
+
+
+def decode_text(data: bytes) -> str:
+    if b"\x00" in data[:8192]:
+        raise UnreadableDocument("binary content in a text file; skipped")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UnreadableDocument(f"not valid UTF-8 text (byte {exc.start}); skipped") from exc
+
+
+def parse_bytes(data: bytes, *, kind: str, filename: str) -> ParsedDocument:
+    """Bytes → ParsedDocument, or UnreadableDocument with the reason."""
+    title = humanise(PurePosixPath(filename).stem)
+    if kind == "pdf":
+        return extract_pdf(data, filename=filename)
+    if not data.strip():
+        raise UnreadableDocument("empty file")
+    text = decode_text(data)
+    if kind == "note":
+        return parse_markdown(text, fallback_title=title)
+    return parse_text(text, fallback_title=title)
+
+
+def resolve_date(path: str, parsed: ParsedDocument, mtime_ns: int) -> tuple[date, str]:
+    """The document's date and where it came from. The file name wins; a date
+    the content gives refines it when it is more precise within the same month
+    ("aug2026" in the name, "August 18, 2026" in the heading). The file's mtime
+    is the last resort and is marked weak: it orders versions, never shows."""
+    named = date_from_filename(PurePosixPath(path).stem)
+    content, source = parsed.content_date, parsed.content_date_source
+    if named:
+        if (
+            content
+            and named.precision == "month"
+            and parsed.content_date_precision == "day"
+            and (content.year, content.month) == (named.value.year, named.value.month)
+        ):
+            return content, source
+        return named.value, Document.DateSource.FILENAME
+    if content:
+        return content, source
+    moment = datetime.fromtimestamp(mtime_ns / 1e9, tz=UTC)
+    return timezone.localtime(moment).date(), Document.DateSource.MTIME
+
+
+def embed_header(title: str, parsed: ParsedDocument) -> str:
+    """Title (and authors for papers, the record line for records) embedded with every chunk."""
+    parts = [title]
+    if parsed.authors:
+        parts[0] = f"{title} — {parsed.authors}"
+    record = parsed.record.header()
+    if record:
+        parts.append(record)
+    return " · ".join(p for p in parts if p)
+
+
+def prepare(parsed: ParsedDocument, title: str) -> list[index.PreparedChunk]:
+    header = embed_header(title, parsed)
+    return [
+        index.PreparedChunk(
+            draft=draft, header=header, text_hash=index.text_hash(header, draft.section, draft.text)
+        )
+        for draft in parsed.chunks
+    ]
+
+
+def embed_missing(
+    prepared: list[index.PreparedChunk], *, embedder: Embedder, source: Source
+) -> int:
+    """Fill in vectors, reusing the source's stored ones for unchanged text.
+    Returns how many were computed."""
+    among = Chunk.objects.filter(document__source=source)
+    known = index.known_vectors((p.text_hash for p in prepared), among=among)
+    todo = []
+    for p in prepared:
+        if p.text_hash in known:
+            p.vector = known[p.text_hash]
+        else:
+            todo.append(p)
+    if todo:
+        texts = [index.embed_text(p.header, p.draft.section, p.draft.text) for p in todo]
+        for p, vector in zip(todo, embedder.embed_passages(texts), strict=True):
+            p.vector = vector
+    return len(todo)
+
+
+@dataclass
+class Outcome:
+    document: Document
+    embedded: int
+    rows: int
+
+
+def apply_parsed(
+    document: Document,
+    *,
+    source: Source,
+    parsed: ParsedDocument,
+    prepared: list[index.PreparedChunk],
+    path: str,
+    mtime_ns: int,
+) -> int:
+    """Write a parsed document: fields, tags, chunks and index rows, in one transaction.
+    Jarvis's own fields (source, path, privacy) are set here, after everything
+    the file said about itself, so frontmatter can never override them."""
+    record = parsed.record
+    effective, date_source = resolve_date(path, parsed, mtime_ns)
+    document.title = (parsed.title or humanise(PurePosixPath(path).stem))[:500]
+    document.kind = parsed.kind
+    document.effective_date = effective
+    document.date_source = date_source
+    document.category = record.category[:100]
+    document.record_status = record.status[:100]
+    document.entity = record.entity[:200]
+    document.event_date = record.event_date
+    document.extra = dict(record.extra)
+    document.authors = parsed.authors[:1000]
+    document.doi = parsed.doi[:200]
+    document.warnings = list(parsed.warnings)
+    document.status = Document.Status.READY
+    document.error = ""
+    document.indexed_at = timezone.now()
+    # Jarvis's own fields last.
+    document.source = source
+    document.path = path
+    document.in_private_dir = under(path, source.private_dirs)
+    with transaction.atomic():
+        document.save()
+        rows = 1 + _set_tags(document, record.tags)
+        rows += index.replace_chunks(document, prepared)
+    return rows
+
+
+def _set_tags(document: Document, tags: list[str]) -> int:
+    current = set(document.tag_rows.values_list("tag", flat=True))
+    wanted = set(tags)
+    if current == wanted:
+        return 0
+    DocumentTag.objects.filter(document=document).exclude(tag__in=wanted).delete()
+    DocumentTag.objects.bulk_create(
+        [DocumentTag(document=document, tag=t) for t in wanted - current], ignore_conflicts=True
+    )
+    return len(current ^ wanted)
+
+
+def mark_failed(document: Document, *, source: Source, path: str, reason: str) -> int:
+    """A file that cannot be indexed: kept as a failed document with its reason
+    (shown in the library), its old chunks removed so nothing stale is found."""
+    document.status = Document.Status.FAILED
+    document.error = reason
+    document.source = source
+    document.path = path
+    document.in_private_dir = under(path, source.private_dirs)
+    if not document.title:
+        document.title = humanise(PurePosixPath(path).stem)
+    if not document.kind:
+        document.kind = Document.Kind.NOTE
+    with transaction.atomic():
+        document.save()
+        rows = 1 + index.replace_chunks(document, [])
+    return rows

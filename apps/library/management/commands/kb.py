@@ -1,0 +1,306 @@
+"""manage.py kb: the headless interface to the library.
+
+Later features and the benchmarks depend on these names and JSON fields:
+keep them stable.
+
+  kb sources add --owner USER --name NAME --path DIR [--share owner|household]
+                 [--share-group G ...] [--cloud local-only|allowed]
+                 [--private-dir D ...] [--unversioned-dir D ...] [--skip-dir D ...]
+  kb sources list [--json]
+  kb sync [--source ID | --owner USER] [--json]
+  kb add --owner USER PATH
+  kb search --user USER [--mode auto|present|history|lookup] [--cloud-only]
+            [--limit N] [--json] [--queries-file FILE] QUERY
+  kb show DOC_ID --user USER
+  kb stats [--user USER]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from apps.accounts.models import User
+from apps.core.errors import JarvisError
+from apps.library import timemode
+from apps.library.embeddings import EmbeddingUnavailable
+from apps.library.models import Document, Source
+from apps.library.search import search
+from apps.library.selectors import visible_to
+from apps.library.services import add_file, source_register
+from apps.library.stats import library_stats
+from apps.library.sync import SyncReport, sync_source
+
+
+class _Operator:
+    """The shell user registering folders is the server's operator."""
+
+    def has_perm(self, perm: str) -> bool:
+        return True
+
+
+def _user(name: str) -> User:
+    try:
+        return User.objects.get(username__iexact=name)
+    except User.DoesNotExist:
+        raise CommandError(f"no user named {name!r}") from None
+
+
+def _source_dict(source: Source) -> dict:
+    return {
+        "id": source.pk,
+        "name": source.name,
+        "owner": source.owner.username,
+        "kind": source.kind,
+        "path": source.root_path,
+        "sharing": source.sharing,
+        "cloud": source.cloud,
+    }
+
+
+class Command(BaseCommand):
+    help = "Manage and query the knowledge base."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        sub = parser.add_subparsers(dest="action", required=True)
+
+        sources = sub.add_parser("sources", help="register and list sources")
+        ssub = sources.add_subparsers(dest="sources_action", required=True)
+        add = ssub.add_parser("add", help="register a folder under JARVIS_VAULTS_ROOT")
+        add.add_argument("--owner", required=True)
+        add.add_argument("--name", required=True)
+        add.add_argument("--path", required=True)
+        add.add_argument("--kind", choices=["vault", "inbox"], default="vault")
+        add.add_argument("--share", choices=["owner", "household"], default="owner")
+        add.add_argument("--share-group", action="append", default=[], dest="share_groups")
+        add.add_argument("--cloud", choices=["local-only", "allowed"], default="local-only")
+        add.add_argument("--private-dir", action="append", dest="private_dirs")
+        add.add_argument("--unversioned-dir", action="append", default=[], dest="unversioned_dirs")
+        add.add_argument("--skip-dir", action="append", default=[], dest="skip_dirs")
+        listing = ssub.add_parser("list", help="list sources")
+        listing.add_argument("--json", action="store_true")
+
+        sync = sub.add_parser("sync", help="sync folder sources")
+        which = sync.add_mutually_exclusive_group()
+        which.add_argument("--source", type=int)
+        which.add_argument("--owner")
+        sync.add_argument("--json", action="store_true")
+
+        addf = sub.add_parser("add", help="add one file to the owner's uploads")
+        addf.add_argument("--owner", required=True)
+        addf.add_argument("path")
+
+        find = sub.add_parser("search", help="search as a user")
+        find.add_argument("--user", required=True)
+        find.add_argument("--mode", choices=list(timemode.MODES), default=timemode.AUTO)
+        find.add_argument("--cloud-only", action="store_true")
+        find.add_argument("--limit", type=int, default=10)
+        find.add_argument("--json", action="store_true")
+        find.add_argument("--queries-file", type=Path)
+        find.add_argument("query", nargs="?", default="")
+
+        show = sub.add_parser("show", help="a document's chunks in reading order")
+        show.add_argument("doc_id", type=int)
+        show.add_argument("--user", required=True)
+
+        stats = sub.add_parser("stats", help="what the library holds")
+        stats.add_argument("--user")
+
+    def handle(self, *args, **options) -> None:
+        action = options["action"]
+        if action == "sources":
+            action = f"sources_{options['sources_action']}"
+        try:
+            getattr(self, f"do_{action}")(options)
+        except (JarvisError, EmbeddingUnavailable) as exc:
+            raise CommandError(str(exc)) from None
+
+    # --- sources -----------------------------------------------------------
+
+    def do_sources_add(self, options: dict) -> None:
+        sharing = "groups" if options["share_groups"] else options["share"]
+        source = source_register(
+            actor=_Operator(),
+            owner=_user(options["owner"]),
+            name=options["name"],
+            path=options["path"],
+            kind=options["kind"],
+            sharing=sharing,
+            groups=options["share_groups"],
+            cloud=options["cloud"],
+            private_dirs=options["private_dirs"],
+            unversioned_dirs=options["unversioned_dirs"],
+            skip_dirs=options["skip_dirs"],
+        )
+        self.stdout.write(str(source.pk))
+
+    def do_sources_list(self, options: dict) -> None:
+        rows = [_source_dict(s) for s in Source.objects.select_related("owner").order_by("id")]
+        if options["json"]:
+            self.stdout.write(json.dumps(rows))
+            return
+        if not rows:
+            self.stdout.write(
+                "no sources yet: `manage.py kb sources add --owner USER --name NAME --path DIR`"
+            )
+        for row in rows:
+            self.stdout.write(
+                f"{row['id']:>4}  {row['name']:<20} {row['owner']:<10} {row['kind']:<8} "
+                f"{row['sharing']:<10} {row['cloud']:<10} {row['path']}"
+            )
+
+    # --- sync --------------------------------------------------------------
+
+    def do_sync(self, options: dict) -> None:
+        sources = Source.objects.filter(kind__in=[Source.Kind.VAULT, Source.Kind.INBOX])
+        if options["source"] is not None:
+            sources = sources.filter(pk=options["source"])
+            if not sources.exists():
+                raise CommandError(f"no folder source with id {options['source']}")
+        elif options["owner"]:
+            sources = sources.filter(owner=_user(options["owner"]))
+        total = SyncReport()
+        for source in sources.order_by("id"):
+            report = sync_source(source)
+            total.merge(report)
+            if not options["json"]:
+                self.stdout.write(f"{source.name} (#{source.pk}): {self._summary(report)}")
+        if options["json"]:
+            data = total.as_dict()
+            self.stdout.write(json.dumps(data))
+        elif sources.count() != 1:
+            self.stdout.write(f"total: {self._summary(total)}")
+        if not options["json"]:
+            for failure in total.failed:
+                self.stdout.write(f"  failed: {failure['path']}: {failure['reason']}")
+
+    @staticmethod
+    def _summary(report: SyncReport) -> str:
+        return (
+            f"{report.seen} seen, {report.added} added, {report.updated} updated, "
+            f"{report.unchanged} unchanged, {report.removed} removed, {len(report.failed)} failed; "
+            f"{report.chunks_embedded} chunks embedded, {report.rows_written} rows written "
+            f"in {report.seconds:.2f}s"
+        )
+
+    # --- add, search, show, stats ------------------------------------------
+
+    def do_add(self, options: dict) -> None:
+        document = add_file(owner=_user(options["owner"]), path=Path(options["path"]))
+        if document.status == Document.Status.FAILED:
+            raise CommandError(f"{document.path}: {document.error}")
+        chunks = document.chunks.count()
+        self.stdout.write(f"{document.pk}  {document.title}  ({chunks} chunks, {document.status})")
+
+    def do_search(self, options: dict) -> None:
+        user = _user(options["user"])
+        if options["queries_file"]:
+            queries = [
+                q.strip() for q in options["queries_file"].read_text().splitlines() if q.strip()
+            ]
+            for query in queries:
+                self.stdout.write(json.dumps(self._search_json(user, query, options)))
+            return
+        if not options["query"].strip():
+            raise CommandError("give a QUERY or --queries-file FILE")
+        if options["json"]:
+            self.stdout.write(json.dumps(self._search_json(user, options["query"], options)))
+            return
+        response = search(
+            user,
+            options["query"],
+            mode=options["mode"],
+            limit=options["limit"],
+            cloud_only=options["cloud_only"],
+        )
+        self.stdout.write(f"mode: {response.mode}  ({len(response.results)} results)")
+        for r in response.results:
+            badge = "latest" if r.is_latest else "older version"
+            where = f"{r.path}" + (f" › {r.section}" if r.section else "")
+            self.stdout.write(
+                f"\n[{r.rank}] {r.title} — {where}\n    {r.date or 'undated'} · {badge} · "
+                f"{'+'.join(r.legs)}"
+            )
+            self.stdout.write("    " + r.text[:300].replace("\n", "\n    "))
+
+    def _search_json(self, user, query: str, options: dict) -> dict:
+        started = time.perf_counter()
+        response = search(
+            user,
+            query,
+            mode=options["mode"],
+            limit=options["limit"],
+            cloud_only=options["cloud_only"],
+        )
+        elapsed = (time.perf_counter() - started) * 1000
+        fields = [
+            "rank",
+            "score",
+            "document_id",
+            "title",
+            "source_id",
+            "source",
+            "path",
+            "duplicate_paths",
+            "date",
+            "date_source",
+            "family",
+            "is_latest",
+            "section",
+            "text",
+            "legs",
+            "page",
+            "annotation",
+            "sharing",
+            "cloud",
+        ]
+        data = {
+            "query": query,
+            "mode": response.mode,
+            "results": [{k: getattr(r, k) for k in fields} for r in response.results],
+        }
+        if options["queries_file"]:
+            data["elapsed_ms"] = round(elapsed, 2)
+        return data
+
+    def do_show(self, options: dict) -> None:
+        user = _user(options["user"])
+        document = visible_to(user).filter(pk=options["doc_id"]).select_related("source").first()
+        if document is None:
+            raise CommandError(f"no document {options['doc_id']} visible to {user.username}")
+        date = document.shown_date.isoformat() if document.shown_date else "undated"
+        self.stdout.write(f"{document.title}\n{document.source.name}: {document.path}")
+        self.stdout.write(
+            f"{document.kind} · {date} ({document.get_date_source_display()}) · "
+            f"{'latest' if document.is_latest else 'older version'} · {document.status}"
+        )
+        if document.error:
+            self.stdout.write(f"error: {document.error}")
+        for warning in document.warnings:
+            self.stdout.write(f"warning: {warning}")
+        for chunk in document.chunks.order_by("ordinal"):
+            label = chunk.section or (f"page {chunk.page}" if chunk.page else "")
+            self.stdout.write(f"\n--- #{chunk.ordinal} {label}".rstrip())
+            self.stdout.write(chunk.text)
+
+    def do_stats(self, options: dict) -> None:
+        user = _user(options["user"]) if options["user"] else None
+        stats = library_stats(user)
+        self.stdout.write(
+            f"{stats['documents']} documents, {stats['chunks']} chunks "
+            f"({stats['annotations']} from PDF annotations)"
+        )
+        self.stdout.write(f"by status: {stats['by_status']}")
+        self.stdout.write(f"by kind: {stats['by_kind']}")
+        if stats["categories"]:
+            self.stdout.write(f"records: {stats['categories']}")
+        for s in stats["sources"]:
+            self.stdout.write(
+                f"  #{s['id']} {s['name']} ({s['owner']}, {s['kind']}): "
+                f"{s['documents']} documents, {s['latest']} latest, {s['failed']} failed"
+            )
+        sys.stdout.flush()

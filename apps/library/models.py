@@ -1,0 +1,200 @@
+"""The library: sources (collections), documents, their files and chunks.
+
+The FTS5 table and the sqlite-vec tables that index Chunk rows are created by
+migrations and written only by `apps.library.index`, in the same transaction
+as the Chunk rows they mirror.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.db import models
+from django.utils import timezone
+
+DEFAULT_PRIVATE_DIRS = ["private"]
+DEFAULT_SKIP_DIRS = [".obsidian", ".trash"]
+
+
+class Source(models.Model):
+    """A collection of documents with one owner, one sharing rule and one cloud policy."""
+
+    class Kind(models.TextChoices):
+        VAULT = "vault", "Vault folder"
+        UPLOADS = "uploads", "Uploads"
+        INBOX = "inbox", "PDF inbox"
+        PAPERS = "papers", "Papers"
+
+    class Sharing(models.TextChoices):
+        OWNER = "owner", "Only me"
+        HOUSEHOLD = "household", "The household"
+        GROUPS = "groups", "Chosen groups"
+
+    class Cloud(models.TextChoices):
+        LOCAL_ONLY = "local-only", "Local models only"
+        ALLOWED = "allowed", "Cloud models allowed"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sources"
+    )
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    root_path = models.CharField(max_length=1000, blank=True)  # folder kinds only
+    sharing = models.CharField(max_length=10, choices=Sharing.choices, default=Sharing.OWNER)
+    shared_groups = models.ManyToManyField(Group, blank=True, related_name="shared_sources")
+    # Fail closed: a new folder is local-only until its owner says otherwise.
+    cloud = models.CharField(max_length=12, choices=Cloud.choices, default=Cloud.LOCAL_ONLY)
+    private_dirs = models.JSONField(default=list, blank=True)
+    unversioned_dirs = models.JSONField(default=list, blank=True)
+    skip_dirs = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_synced_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="source_unique_name_per_owner")
+        ]
+        ordering = ["owner_id", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.owner})"
+
+    @property
+    def is_folder(self) -> bool:
+        return self.kind in (self.Kind.VAULT, self.Kind.INBOX)
+
+
+class Document(models.Model):
+    class Kind(models.TextChoices):
+        NOTE = "note", "Note"
+        TEXT = "text", "Text"
+        PDF = "pdf", "PDF"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        PARSING = "parsing", "Parsing"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    class DateSource(models.TextChoices):
+        FILENAME = "filename", "file name"
+        FRONTMATTER = "frontmatter", "frontmatter date"
+        HEADING = "heading", "first heading"
+        SECTION = "section", "dated sections"
+        MTIME = "mtime-weak", "file modified time (undated)"
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="documents")
+    path = models.CharField(max_length=1000)  # primary path, relative to the source root
+    title = models.CharField(max_length=500, blank=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    content_hash = models.CharField(max_length=64, db_index=True)
+    size = models.BigIntegerField(default=0)
+    effective_date = models.DateField(null=True, blank=True)
+    date_source = models.CharField(max_length=12, choices=DateSource.choices, blank=True)
+    family = models.CharField(max_length=600, blank=True, db_index=True)
+    version_rank = models.FloatField(default=0)
+    is_latest = models.BooleanField(default=True)
+    in_private_dir = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    # Record fields from frontmatter (untrusted input, namespaced).
+    category = models.CharField(max_length=100, blank=True, db_index=True)
+    record_status = models.CharField(max_length=100, blank=True, db_index=True)
+    entity = models.CharField(max_length=200, blank=True, db_index=True)
+    event_date = models.DateField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True)  # x_<key> scalars
+    authors = models.CharField(max_length=1000, blank=True)
+    doi = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    indexed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["source", "family"]),
+            models.Index(fields=["source", "path"]),
+        ]
+        ordering = ["source_id", "path"]
+
+    def __str__(self) -> str:
+        return self.title or self.path
+
+    @property
+    def date_is_weak(self) -> bool:
+        return self.date_source in ("", self.DateSource.MTIME)
+
+    @property
+    def shown_date(self):
+        """The date people and models see; weak (mtime) dates are never shown."""
+        return None if self.date_is_weak else self.effective_date
+
+
+class DocumentFile(models.Model):
+    """One path of a document. Exact duplicates (same bytes) are one Document
+    with several files; sync uses size + mtime here to skip unchanged files."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="files")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="files")
+    path = models.CharField(max_length=1000)
+    size = models.BigIntegerField()
+    mtime_ns = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "path"], name="documentfile_unique_path")
+        ]
+
+    def __str__(self) -> str:
+        return self.path
+
+
+class DocumentTag(models.Model):
+    """Tags as rows, so a tag filter is an exact match, never a substring."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="tag_rows")
+    tag = models.CharField(max_length=100)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["document", "tag"], name="documenttag_unique")
+        ]
+        indexes = [models.Index(fields=["tag"])]
+
+    def __str__(self) -> str:
+        return self.tag
+
+
+class Chunk(models.Model):
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    ordinal = models.PositiveIntegerField()
+    section = models.CharField(max_length=500, blank=True)
+    text = models.TextField()
+    # The embed header (title, record line) that was embedded with the text.
+    header = models.CharField(max_length=800, blank=True)
+    text_hash = models.CharField(max_length=64)  # of header + section + text: what was embedded
+    page = models.PositiveIntegerField(null=True, blank=True)
+    annotation = models.CharField(max_length=12, blank=True)
+    section_date = models.DateField(null=True, blank=True)
+    # Document latest AND, in a file of dated sections, the newest section.
+    is_latest = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["document_id", "ordinal"]
+        indexes = [models.Index(fields=["document", "ordinal"]), models.Index(fields=["text_hash"])]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}#{self.ordinal}"
+
+
+class IndexState(models.Model):
+    """The embedding model the vectors were made with, and which generation of
+    vector tables is live. One row (pk=1). `reindex` builds a new generation and
+    swaps this pointer in one transaction."""
+
+    model_name = models.CharField(max_length=200)
+    dimension = models.PositiveIntegerField()
+    generation = models.PositiveIntegerField(default=1)
+    reindexing_since = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.model_name} ({self.dimension}d, gen {self.generation})"

@@ -1,0 +1,1 @@
+"""Turning file bytes into a ParsedDocument: text chunks plus what the file says about itself."""

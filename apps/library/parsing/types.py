@@ -1,0 +1,53 @@
+"""What every parser returns. Parsers are pure: bytes in, ParsedDocument out,
+no database and no embedding (those happen later, outside any transaction)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+
+
+class UnreadableDocument(Exception):
+    """The file cannot be indexed at all; the message is the reason shown to the
+    person (e.g. "encrypted PDF (password required)")."""
+
+
+@dataclass
+class ChunkDraft:
+    text: str  # what is shown, cited and keyword-indexed
+    section: str = ""  # heading breadcrumb, "Projects › PixelNet"
+    page: int | None = None  # 1-based PDF page
+    annotation: str = ""  # "" for body text, else highlight|underline|squiggly|strikeout|note
+    section_date: date | None = None  # set when the chunk sits under a dated heading
+
+
+@dataclass
+class RecordFields:
+    """Frontmatter mapped onto filterable fields. `extra` holds every other
+    scalar key as x_<key>; Jarvis's own fields are never set from here."""
+
+    category: str = ""
+    status: str = ""
+    entity: str = ""
+    event_date: date | None = None
+    tags: list[str] = field(default_factory=list)
+    extra: dict[str, str | int | float | bool] = field(default_factory=dict)
+
+    def header(self) -> str:
+        """The record line embedded with every chunk, e.g. "job_application · Acme · rejected"."""
+        return " · ".join(part for part in (self.category, self.entity, self.status) if part)
+
+
+@dataclass
+class ParsedDocument:
+    title: str
+    kind: str  # note | text | pdf
+    chunks: list[ChunkDraft]
+    record: RecordFields = field(default_factory=RecordFields)
+    # A date the content itself gives: frontmatter `date:` or a dated first heading.
+    content_date: date | None = None
+    content_date_source: str = ""  # "frontmatter" | "heading" | "section" | ""
+    content_date_precision: str = "day"  # "day" | "month"
+    authors: str = ""
+    doi: str = ""
+    warnings: list[str] = field(default_factory=list)

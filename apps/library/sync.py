@@ -1,0 +1,302 @@
+"""Incremental sync of a folder source.
+
+Unchanged files (same size and mtime, else same bytes) cost no parsing and no
+embedding; a changed file re-embeds only chunks whose text changed; vanished
+files leave with their chunks and index rows; a renamed file keeps its chunks
+(same bytes under a new path are the same document). Each document is written
+in one short transaction after its parsing and embedding are done, so a crash
+mid-document leaves its previous version intact. A second sync of an
+unchanged folder embeds nothing and writes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path, PurePosixPath
+
+from django.db import transaction
+
+from apps.core.errors import Refused
+from apps.library import index, versions
+from apps.library.embeddings import Embedder, get_embedder
+from apps.library.ingest import (
+    apply_parsed,
+    content_hash,
+    embed_missing,
+    mark_failed,
+    parse_bytes,
+    prepare,
+)
+from apps.library.models import Document, DocumentFile, Source
+from apps.library.naming import is_copy_name
+from apps.library.parsing.types import UnreadableDocument
+from apps.library.walk import FileInfo, under, walk_source
+
+logger = logging.getLogger(__name__)
+
+CROSS_FOLDER_TEXT_CHARS = 20_000
+
+
+class SourceUnavailable(Refused):
+    pass
+
+
+@dataclass
+class SyncReport:
+    seen: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: list[dict[str, str]] = field(default_factory=list)
+    chunks_embedded: int = 0
+    rows_written: int = 0
+    seconds: float = 0.0
+
+    def merge(self, other: SyncReport) -> None:
+        for name in ("seen", "added", "updated", "unchanged", "removed"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.failed.extend(other.failed)
+        self.chunks_embedded += other.chunks_embedded
+        self.rows_written += other.rows_written
+        self.seconds += other.seconds
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data["seconds"] = round(self.seconds, 3)
+        return data
+
+
+def check_folder(path: str | Path) -> Path:
+    """The folder, or SourceUnavailable saying what is wrong with it."""
+    folder = Path(path)
+    if not folder.exists():
+        raise SourceUnavailable(f"{folder} does not exist")
+    if not folder.is_dir():
+        raise SourceUnavailable(f"{folder} is not a folder")
+    if not os.access(folder, os.R_OK | os.X_OK):
+        raise SourceUnavailable(f"{folder} is not readable by the Jarvis user")
+    return folder
+
+
+def primary_path(paths: list[str]) -> str:
+    """Of several identical files, the one to show: not a copy, then the shortest."""
+    return min(paths, key=lambda p: (is_copy_name(PurePosixPath(p).stem), len(p), p))
+
+
+class _Sync:
+    def __init__(self, source: Source, embedder: Embedder | None) -> None:
+        self.source = source
+        self._embedder = embedder
+        self.report = SyncReport()
+        self.touched: set[int] = set()  # documents whose set of paths changed
+        self.by_hash: dict[str, Document] = {}
+
+    @property
+    def embedder(self) -> Embedder:
+        # Only a sync that has something to embed loads the model.
+        if self._embedder is None:
+            self._embedder = get_embedder()
+        return self._embedder
+
+    def run(self) -> SyncReport:
+        started = time.perf_counter()
+        index.require_matching_model()
+        root = check_folder(self.source.root_path)
+        files = list(walk_source(root, self.source.skip_dirs))
+        existing = {
+            f.path: f
+            for f in DocumentFile.objects.filter(source=self.source).select_related("document")
+        }
+        for document in self.source.documents.all():
+            self.by_hash.setdefault(document.content_hash, document)
+        for info in files:
+            self.report.seen += 1
+            try:
+                self._one_file(info, existing.get(info.rel))
+            except Exception as exc:  # one bad file must not stop the sync; logged below
+                logger.exception("sync of %s in source %s failed", info.rel, self.source.pk)
+                self.report.failed.append({"path": info.rel, "reason": f"internal error: {exc}"})
+        seen = {info.rel for info in files}
+        for path, entry in existing.items():
+            if path not in seen:
+                self._vanished(entry)
+        self._refresh_primary_paths()
+        self.report.rows_written += refresh_families(self.source)
+        self.report.seconds = time.perf_counter() - started
+        return self.report
+
+    def _one_file(self, info: FileInfo, current: DocumentFile | None) -> None:
+        if current and current.size == info.size and current.mtime_ns == info.mtime_ns:
+            self.report.unchanged += 1
+            return
+        try:
+            data = info.absolute.read_bytes()
+        except OSError as exc:
+            # Deleted or locked mid-sync: the next run converges.
+            reason = exc.strerror or type(exc).__name__
+            self.report.failed.append({"path": info.rel, "reason": f"could not read: {reason}"})
+            return
+        digest = content_hash(data)
+        if current and current.document.content_hash == digest:
+            DocumentFile.objects.filter(pk=current.pk).update(
+                size=len(data), mtime_ns=info.mtime_ns
+            )
+            self.report.rows_written += 1
+            self.report.unchanged += 1
+            return
+        twin = self.by_hash.get(digest)
+        if twin is not None and twin.pk is not None:
+            self._attach(twin, info, len(data), current)
+            return
+        self._index(info, data, digest, current)
+
+    def _attach(self, twin: Document, info: FileInfo, size: int, current) -> None:
+        """Same bytes as a known document: an exact duplicate or a rename."""
+        with transaction.atomic():
+            if current is not None:
+                self.touched.add(current.document_id)
+                current.delete()
+            DocumentFile.objects.create(
+                document=twin, source=self.source, path=info.rel, size=size, mtime_ns=info.mtime_ns
+            )
+        self.touched.add(twin.pk)
+        self.report.rows_written += 2 if current else 1
+        if current is None:
+            self.report.added += 1
+        else:
+            self.report.updated += 1
+
+    def _index(self, info: FileInfo, data: bytes, digest: str, current) -> None:
+        sole = current is not None and current.document.files.count() == 1
+        document = current.document if sole else Document(source=self.source, kind=info.kind)
+        previous_hash = document.content_hash if sole else None
+        try:
+            parsed = parse_bytes(data, kind=info.kind, filename=info.rel)
+            prepared = prepare(parsed, parsed.title)
+            embedded = embed_missing(prepared, embedder=self.embedder, source=self.source)
+        except UnreadableDocument as exc:
+            document.content_hash, document.size = digest, len(data)
+            with transaction.atomic():
+                rows = mark_failed(document, source=self.source, path=info.rel, reason=str(exc))
+                rows += self._point_file(document, info, len(data), current)
+            self.report.rows_written += rows
+            self.report.failed.append({"path": info.rel, "reason": str(exc)})
+        else:
+            document.content_hash, document.size = digest, len(data)
+            with transaction.atomic():
+                rows = apply_parsed(
+                    document,
+                    source=self.source,
+                    parsed=parsed,
+                    prepared=prepared,
+                    path=info.rel,
+                    mtime_ns=info.mtime_ns,
+                )
+                rows += self._point_file(document, info, len(data), current)
+            self.report.rows_written += rows
+            self.report.chunks_embedded += embedded
+        if previous_hash and self.by_hash.get(previous_hash) is document:
+            del self.by_hash[previous_hash]
+        self.by_hash[digest] = document
+        if current is None:
+            self.report.added += 1
+        else:
+            self.report.updated += 1
+
+    def _point_file(self, document: Document, info: FileInfo, size: int, current) -> int:
+        if current is None:
+            DocumentFile.objects.create(
+                document=document,
+                source=self.source,
+                path=info.rel,
+                size=size,
+                mtime_ns=info.mtime_ns,
+            )
+            return 1
+        if current.document_id != document.pk:
+            self.touched.add(current.document_id)
+        DocumentFile.objects.filter(pk=current.pk).update(
+            document=document, size=size, mtime_ns=info.mtime_ns
+        )
+        return 1
+
+    def _vanished(self, entry: DocumentFile) -> None:
+        document = entry.document
+        with transaction.atomic():
+            entry.delete()
+            left = document.files.exists()
+        self.report.removed += 1
+        self.report.rows_written += 1
+        if left:
+            self.touched.add(document.pk)
+        else:
+            self.report.rows_written += index.delete_document(document)
+            self.touched.discard(document.pk)
+
+    def _refresh_primary_paths(self) -> None:
+        for document in Document.objects.filter(pk__in=self.touched):
+            paths = list(document.files.values_list("path", flat=True))
+            if not paths:
+                continue
+            best = primary_path(paths)
+            private = under(best, self.source.private_dirs)
+            if best == document.path and private == document.in_private_dir:
+                continue
+            with transaction.atomic():
+                moved = private != document.in_private_dir
+                document.path, document.in_private_dir = best, private
+                document.save(update_fields=["path", "in_private_dir"])
+                self.report.rows_written += 1
+                if moved:
+                    self.report.rows_written += index.repartition(document)
+
+
+def sync_source(source: Source, *, embedder: Embedder | None = None) -> SyncReport:
+    if not source.is_folder:
+        raise SourceUnavailable(f"{source.name} is not a folder source")
+    return _Sync(source, embedder).run()
+
+
+def refresh_families(source: Source) -> int:
+    """Recompute version families and latest flags for a source; write only
+    what changed (a stable source writes nothing). Returns rows written."""
+    documents = list(source.documents.filter(status=Document.Status.READY))
+    mtimes: dict[int, int] = {}
+    for document_id, mtime in DocumentFile.objects.filter(source=source).values_list(
+        "document_id", "mtime_ns"
+    ):
+        mtimes[document_id] = max(mtimes.get(document_id, 0), mtime)
+    members = [
+        versions.Member(
+            id=d.pk,
+            path=d.path,
+            title=d.title,
+            effective_date=d.effective_date,
+            mtime_ns=mtimes.get(d.pk, 0),
+        )
+        for d in documents
+    ]
+    candidates = versions.cross_folder_candidates(members, source.unversioned_dirs)
+    for member in members:
+        if member.id in candidates:
+            texts = Document.objects.get(pk=member.id).chunks.values_list("text", flat=True)
+            member.text = "\n".join(texts)[:CROSS_FOLDER_TEXT_CHARS]
+    assignments = versions.assign(members, source.unversioned_dirs)
+    rows = 0
+    for document in documents:
+        wanted = assignments[document.pk]
+        now = (wanted.family, wanted.version_rank, wanted.is_latest)
+        if (document.family, document.version_rank, document.is_latest) == now:
+            continue
+        latest_changed = document.is_latest != wanted.is_latest
+        document.family, document.version_rank, document.is_latest = now
+        with transaction.atomic():
+            document.save(update_fields=["family", "version_rank", "is_latest"])
+            rows += 1
+            if latest_changed:
+                rows += index.repartition(document)
+    return rows

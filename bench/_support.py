@@ -1,0 +1,65 @@
+"""Helpers the benchmark scripts share: a throwaway Jarvis instance driven
+through its own `manage.py` commands, exactly as a person would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_BENCHMARK = ROOT.parent / "shared" / "benchmarks" / "version-aware-rag"
+BENCH_PASSWORD = "benchmark passphrase"
+
+
+class Instance:
+    """A Jarvis with its own data dir; commands run as subprocesses."""
+
+    def __init__(self, data_dir: Path | None = None, vaults_root: Path | None = None) -> None:
+        self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="jarvis-bench-"))
+        self.env = {
+            key: value for key, value in os.environ.items() if not key.startswith("JARVIS_")
+        }
+        self.env.update(
+            {
+                "DJANGO_SETTINGS_MODULE": "jarvis_site.settings",
+                "JARVIS_DATA_DIR": str(self.data_dir),
+                "JARVIS_HTTPS": "false",
+                "JARVIS_LOG_LEVEL": "WARNING",
+            }
+        )
+        if vaults_root is not None:
+            self.env["JARVIS_VAULTS_ROOT"] = str(vaults_root)
+
+    def manage(self, *args: str, input: str | None = None) -> str:
+        result = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=ROOT,
+        )
+        if result.returncode != 0:
+            raise SystemExit(f"manage.py {' '.join(args)} failed:\n{result.stderr}")
+        return result.stdout
+
+    def setup(self, user: str = "bench") -> None:
+        self.manage("migrate", "--noinput", "-v", "0")
+        self.manage("users", "add", user, "--password-stdin", input=BENCH_PASSWORD + "\n")
+
+    def json_lines(self, *args: str) -> list[dict]:
+        return [json.loads(line) for line in self.manage(*args).splitlines() if line.strip()]
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = (len(ordered) - 1) * pct / 100
+    low = int(k)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (k - low)

@@ -63,3 +63,48 @@ def percentile(values: list[float], pct: float) -> float:
     low = int(k)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (k - low)
+
+
+def django_in(data_dir: Path, **env: str) -> None:
+    """Set Django up in this process against a throwaway data dir, migrated."""
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "jarvis_site.settings",
+            "JARVIS_DATA_DIR": str(data_dir),
+            "JARVIS_HTTPS": "false",
+            "JARVIS_LOG_LEVEL": "WARNING",
+            **env,
+        }
+    )
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def corpus_paragraphs(limit: int, min_chars: int = 200, max_chars: int = 900) -> list[str]:
+    """Real English prose for synthetic benchmarks: docstrings of the Python
+    standard library (always installed), deduplicated, in a stable order."""
+    import ast
+    import sysconfig
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    seen: dict[str, None] = {}
+    for path in sorted(stdlib.rglob("*.py")):
+        if "test" in path.parts or "site-packages" in path.parts:
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, OSError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef):
+                doc = ast.get_docstring(node)
+                if doc and min_chars <= len(doc):
+                    seen.setdefault(" ".join(doc.split())[:max_chars])
+        if len(seen) >= limit:
+            break
+    return list(seen)[:limit]

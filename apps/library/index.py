@@ -25,6 +25,7 @@ import numpy as np
 from django.db import connection, transaction
 from django.db.models import QuerySet
 
+from apps.library import codes
 from apps.library.embeddings import EmbeddingUnavailable, configured_model
 from apps.library.models import Chunk, Document, IndexState
 from apps.library.parsing.types import ChunkDraft
@@ -45,15 +46,31 @@ def emb_table(generation: int) -> str:
     return f"library_emb_{int(generation)}"
 
 
-def partition_for(source_id: int, private: bool, latest: bool) -> int:
-    return source_id * 4 + (2 if private else 0) + (1 if latest else 0)
+def slice_key(source_id: int, private: bool, latest: bool) -> int:
+    """One privacy slice of the vector table: a source's private-folder or other
+    chunks, latest versions or older ones."""
+    return (source_id * 2 + (1 if private else 0)) * 2 + (1 if latest else 0)
 
 
-def create_generation_tables(generation: int, dimension: int) -> None:
+def partition_for(source_id: int, private: bool, latest: bool, chunk_id: int, buckets: int) -> int:
+    """The vec0 partition of a chunk: its slice, split by chunk id into buckets.
+    vec0's KNN keeps a sorted top-k while it scans and that costs more per row
+    as k grows; many small partitions each with a small k find the same
+    neighbours faster than one big scan with a big k."""
+    return slice_key(source_id, private, latest) * buckets + chunk_id % buckets
+
+
+def slice_partitions(source_id: int, private: bool, latest: bool, buckets: int) -> list[int]:
+    base = slice_key(source_id, private, latest) * buckets
+    return list(range(base, base + buckets))
+
+
+def create_generation_tables(generation: int, code_bits: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {vec_table(generation)} USING vec0("
-            f"chunk_id integer primary key, part integer partition key, bits bit[{int(dimension)}])"
+            f"chunk_id integer primary key, part integer partition key, bits bit[{int(code_bits)}], "
+            "chunk_size=512)"
         )
         cursor.execute(
             f"CREATE TABLE IF NOT EXISTS {emb_table(generation)} "
@@ -74,7 +91,7 @@ def index_state() -> IndexState:
         state, _ = IndexState.objects.get_or_create(
             pk=1, defaults={"model_name": spec.name, "dimension": spec.dimension, "generation": 1}
         )
-        create_generation_tables(state.generation, state.dimension)
+        create_generation_tables(state.generation, state.code_bits)
     return state
 
 
@@ -110,8 +127,12 @@ def to_blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
-def to_bits(vector: np.ndarray) -> bytes:
-    return np.packbits(np.asarray(vector) > 0).tobytes()
+def to_codes(vectors, state: IndexState) -> list[bytes]:
+    """Bit codes for the vec0 first pass (apps.library.codes)."""
+    if len(vectors) == 0:
+        return []
+    packed = codes.encode(np.vstack(vectors), code_bits=state.code_bits, seed=state.code_seed)
+    return [row.tobytes() for row in packed]
 
 
 def from_blob(blob: bytes) -> np.ndarray:
@@ -184,7 +205,8 @@ def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int
     """Swap a document's chunks and their index rows. Must run inside a
     transaction; returns how many rows it wrote or deleted."""
     assert connection.in_atomic_block, "replace_chunks must run inside transaction.atomic()"
-    generation = index_state().generation
+    state = index_state()
+    generation = state.generation
     old_ids = list(document.chunks.values_list("id", flat=True))
     written = _delete_rows(old_ids, generation)
     if old_ids:
@@ -207,26 +229,45 @@ def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int
         for ordinal, (p, latest) in enumerate(zip(prepared, flags, strict=True))
     ]
     created = Chunk.objects.bulk_create(rows)
-    _insert_rows(document, created, [p.vector for p in prepared], generation)
+    _insert_rows(document, created, [p.vector for p in prepared], state)
     return written + len(created) * 4
 
 
-def _insert_rows(document: Document, chunks: Sequence[Chunk], vectors, generation: int) -> None:
-    private = document.in_private_dir
+def _insert_rows(document: Document, chunks: Sequence[Chunk], vectors, state: IndexState) -> None:
     with connection.cursor() as cursor:
         cursor.executemany(
             f"INSERT INTO {FTS_TABLE}(rowid, text, context) VALUES (%s, %s, %s)",
             [(c.id, c.text, fts_context(c.header, c.section)) for c in chunks],
         )
+    for chunk in chunks:
+        chunk.document = document
+    insert_vectors(chunks, vectors, state)
+
+
+def insert_vectors(chunks: Sequence[Chunk], vectors, state: IndexState) -> None:
+    """Write float vectors and bit codes for `chunks` (their `document` loaded)
+    into the generation `state` names."""
+    bit_codes = to_codes(vectors, state)
+    with connection.cursor() as cursor:
         cursor.executemany(
-            f"INSERT INTO {emb_table(generation)}(chunk_id, vector) VALUES (%s, %s)",
+            f"INSERT INTO {emb_table(state.generation)}(chunk_id, vector) VALUES (%s, %s)",
             [(c.id, to_blob(v)) for c, v in zip(chunks, vectors, strict=True)],
         )
         cursor.executemany(
-            _VEC_INSERT.format(table=vec_table(generation)),
+            _VEC_INSERT.format(table=vec_table(state.generation)),
             [
-                (c.id, partition_for(document.source_id, private, c.is_latest), to_bits(v))
-                for c, v in zip(chunks, vectors, strict=True)
+                (
+                    c.id,
+                    partition_for(
+                        c.document.source_id,
+                        c.document.in_private_dir,
+                        c.is_latest,
+                        c.id,
+                        state.buckets,
+                    ),
+                    code,
+                )
+                for c, code in zip(chunks, bit_codes, strict=True)
             ],
         )
 
@@ -245,7 +286,8 @@ def repartition(document: Document) -> int:
     """Re-file a document's vectors after its latest/private flags changed.
     Uses the stored float vectors: nothing is re-embedded. Caller's transaction."""
     assert connection.in_atomic_block, "repartition must run inside transaction.atomic()"
-    generation = index_state().generation
+    state = index_state()
+    generation = state.generation
     chunks = list(document.chunks.only("id", "section_date", "is_latest"))
     flags = chunk_latest_flags(
         document, [ChunkDraft(text="", section_date=c.section_date) for c in chunks]
@@ -271,16 +313,23 @@ def repartition(document: Document) -> int:
             cursor.execute(
                 f"DELETE FROM {vec_table(generation)} WHERE chunk_id IN ({marks})", batch
             )
+        kept = [c for c in chunks if c.id in vectors]
+        bit_codes = to_codes([from_blob(vectors[c.id]) for c in kept], state)
         cursor.executemany(
             _VEC_INSERT.format(table=vec_table(generation)),
             [
                 (
                     c.id,
-                    partition_for(document.source_id, document.in_private_dir, c.is_latest),
-                    to_bits(from_blob(vectors[c.id])),
+                    partition_for(
+                        document.source_id,
+                        document.in_private_dir,
+                        c.is_latest,
+                        c.id,
+                        state.buckets,
+                    ),
+                    code,
                 )
-                for c in chunks
-                if c.id in vectors
+                for c, code in zip(kept, bit_codes, strict=True)
             ],
         )
     return len(changed) + 2 * len(ids)

@@ -194,6 +194,13 @@ class IndexState(models.Model):
     model_name = models.CharField(max_length=200)
     dimension = models.PositiveIntegerField()
     generation = models.PositiveIntegerField(default=1)
+    # The KNN first pass compares bit codes: signs of a fixed randomised
+    # Hadamard projection of each vector (see apps.library.codes).
+    code_bits = models.PositiveIntegerField(default=768)
+    code_seed = models.PositiveIntegerField(default=20261130)
+    # Each privacy slice of the vector table is split into this many buckets
+    # (by chunk id) so every KNN scan keeps a short top-k (apps.library.index).
+    buckets = models.PositiveIntegerField(default=4)
     reindexing_since = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:

@@ -12,9 +12,11 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import date
 
@@ -23,16 +25,19 @@ from django.db import connection
 
 from apps.library import index, timemode
 from apps.library.embeddings import Embedder, get_embedder
-from apps.library.index import FTS_TABLE, emb_table, from_blob, to_bits, vec_table
+from apps.library.index import FTS_TABLE, emb_table, from_blob, to_codes, vec_table
 from apps.library.models import Chunk, DocumentFile
 from apps.library.selectors import Pool, visible_pools
 
 RRF_K = 60
 LEG_DEPTH = 50  # candidates each leg contributes to the fusion
-BIT_CANDIDATES = 48  # per partition, from the bit-quantised first pass
-RESCORE_CANDIDATES = 160  # best bit matches re-scored with float vectors
+BIT_CANDIDATES = 12  # per partition (bucket), from the bit-code first pass
+RESCORE_CANDIDATES = 400  # best bit matches re-scored with float vectors
+KNN_THREADS = 2  # the bit-code scan is split across this many threads
 MAX_PER_DOCUMENT = 2
 FTS_MAX_TERMS = 32
+COMMON_TERM_SHARE = 0.05  # a word in more than 5% of chunks is left out of the keyword leg…
+COMMON_TERM_FLOOR = 500  # …once it is in more than this many
 FTS_WEIGHTS = (1.0, 0.4)  # text, context (title, section, record line)
 HISTORY_EXTRA = 2  # history mode may return up to limit * this many passages
 
@@ -106,13 +111,51 @@ class Response:
     elapsed_ms: float = 0.0
 
 
-def fts_query(text: str) -> str:
-    """The question as an FTS5 expression: words only, each quoted (so `"`, `*`,
-    `NEAR(`, `-` or `:` in a question can never be FTS syntax), joined by OR."""
+def query_terms(text: str) -> list[str]:
     words = [w for w in re.findall(r"\w+", text.lower()) if len(w) > 1 or w.isdigit()]
     content = [w for w in words if w not in _STOPWORDS] or words
-    unique = list(dict.fromkeys(content))[:FTS_MAX_TERMS]
-    return " OR ".join(f'"{w}"' for w in unique)
+    return list(dict.fromkeys(content))[:FTS_MAX_TERMS]
+
+
+def fts_query(text: str, terms: list[str] | None = None) -> str:
+    """The question as an FTS5 expression: words only, each quoted (so `"`, `*`,
+    `NEAR(`, `-` or `:` in a question can never be FTS syntax), joined by OR."""
+    return " OR ".join(f'"{w}"' for w in (query_terms(text) if terms is None else terms))
+
+
+_chunk_count: tuple[float, int] = (0.0, 0)
+
+
+def _indexed_chunks() -> int:
+    global _chunk_count
+    checked, count = _chunk_count
+    if time.monotonic() - checked > 60:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM library_chunk")
+            count = cursor.fetchone()[0]
+        _chunk_count = (time.monotonic(), count)
+    return count
+
+
+def prune_common_terms(terms: list[str]) -> list[str]:
+    """Leave out words that occur in a large share of all chunks. bm25 gives them
+    almost no weight anyway, but an OR over them matches (and scores) a third
+    of a big index; the semantic leg still reads the whole question. Small
+    libraries keep every word."""
+    cap = max(COMMON_TERM_FLOOR, int(_indexed_chunks() * COMMON_TERM_SHARE))
+    if len(terms) <= 1 or _indexed_chunks() <= cap:
+        return terms
+    frequency = {}
+    with connection.cursor() as cursor:
+        for term in terms:
+            cursor.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s "
+                f"LIMIT {cap + 1})",
+                [f'"{term}"'],
+            )
+            frequency[term] = cursor.fetchone()[0]
+    kept = [t for t in terms if frequency[t] <= cap]
+    return kept or [min(terms, key=lambda t: frequency[t])]
 
 
 def _pool_sql(pools: list[Pool]) -> tuple[str, list]:
@@ -166,9 +209,10 @@ def _where(pools, filters, latest_only) -> tuple[str, list]:
 
 
 def keyword_leg(query: str, pools, filters, latest_only) -> list[int]:
-    expression = fts_query(query)
-    if not expression:
+    terms = query_terms(query)
+    if not terms:
         return []
+    expression = fts_query(query, prune_common_terms(terms))
     where, params = _where(pools, filters, latest_only)
     sql = (
         f"SELECT f.rowid FROM {FTS_TABLE} f "
@@ -182,39 +226,71 @@ def keyword_leg(query: str, pools, filters, latest_only) -> list[int]:
         return [row[0] for row in cursor.fetchall()]
 
 
-def vector_leg(vector: np.ndarray, pools, filters, latest_only, generation: int) -> list[int]:
+def vector_leg(vector: np.ndarray, pools, filters, latest_only, state) -> list[int]:
+    generation = state.generation
     if filters.narrows_beyond_sources:
         return _exact_filtered_knn(vector, pools, filters, latest_only, generation)
-    partitions = [p for pool in pools for p in pool.partitions(latest_only)]
+    partitions = [p for pool in pools for p in pool.partitions(latest_only, state.buckets)]
     if not partitions:
         return []
-    bits = to_bits(vector)
-    # One KNN per partition (vec0 filters partitions by equality only), in one
-    # statement. Each scans just the rows of one slice the person may see.
-    part_sql = (
-        f"SELECT chunk_id, distance FROM {vec_table(generation)} "
-        "WHERE bits MATCH vec_bit(%s) AND k = %s AND part = %s"
-    )
-    sql = " UNION ALL ".join(f"SELECT * FROM ({part_sql})" for _ in partitions)
-    params: list = []
-    for part in partitions:
-        params += [bits, BIT_CANDIDATES, part]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        candidates = sorted(cursor.fetchall(), key=lambda row: row[1])[:RESCORE_CANDIDATES]
-        if not candidates:
-            return []
-        ids = [row[0] for row in candidates]
-        marks = ",".join("%s" for _ in ids)
-        cursor.execute(
-            f"SELECT chunk_id, vector FROM {emb_table(generation)} WHERE chunk_id IN ({marks})", ids
-        )
-        rows = cursor.fetchall()
+    (bits,) = to_codes([vector], state)
+    candidates = _scan_partitions(vec_table(generation), partitions, bits)
+    candidates.sort(key=lambda row: row[1])
+    connection.ensure_connection()
+    raw = connection.connection
+    ids = [row[0] for row in candidates[:RESCORE_CANDIDATES]]
+    if not ids:
+        return []
+    rows = raw.execute(
+        f"SELECT chunk_id, vector FROM {emb_table(generation)} "
+        f"WHERE chunk_id IN ({','.join('?' * len(ids))})",
+        ids,
+    ).fetchall()
     matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
     matrix = matrix.reshape(len(rows), -1)
     scores = matrix @ vector
     order = np.argsort(-scores)[:LEG_DEPTH]
     return [rows[i][0] for i in order]
+
+
+_scan_pool = ThreadPoolExecutor(max_workers=KNN_THREADS, thread_name_prefix="jarvis-knn")
+
+
+def _scan_partitions(table: str, partitions: list[int], bits: bytes) -> list[tuple[int, float]]:
+    """Bit-code KNN over `partitions`, split across threads. sqlite releases the
+    GIL while it scans, so on two cores two halves take half the time, the way
+    numpy's BLAS scan uses both cores. Inside a transaction the caller's own
+    connection is used (other connections could not see its writes)."""
+    if connection.in_atomic_block or KNN_THREADS == 1 or len(partitions) < 2 * KNN_THREADS:
+        return _scan(table, partitions, bits)
+    groups = [partitions[i::KNN_THREADS] for i in range(KNN_THREADS)]
+    futures = [_scan_pool.submit(_scan_in_thread, table, group, bits) for group in groups]
+    return [row for future in futures for row in future.result()]
+
+
+def _scan_in_thread(table: str, partitions: list[int], bits: bytes) -> list[tuple[int, float]]:
+    # Each pool thread keeps its own Django connection (connections are per thread).
+    return _scan(table, partitions, bits)
+
+
+def _scan(table: str, partitions: list[int], bits: bytes) -> list[tuple[int, float]]:
+    params: list = []
+    for part in partitions:
+        params += [bits, BIT_CANDIDATES, part]
+    # Django's cursor wrapper is bypassed: this runs on every search and its
+    # placeholder rewriting of a long UNION costs more than a small library's scan.
+    connection.ensure_connection()
+    return connection.connection.execute(_knn_sql(table, len(partitions)), params).fetchall()
+
+
+@functools.lru_cache(maxsize=64)
+def _knn_sql(table: str, partitions: int) -> str:
+    """One KNN per partition (vec0 filters partitions by equality only), in one
+    statement; each scans just the rows of one slice the person may see."""
+    part = (
+        f"SELECT chunk_id, distance FROM {table} WHERE bits MATCH vec_bit(?) AND k = ? AND part = ?"
+    )
+    return " UNION ALL ".join(f"SELECT * FROM ({part})" for _ in range(partitions))
 
 
 def _exact_filtered_knn(vector, pools, filters, latest_only, generation) -> list[int]:
@@ -407,7 +483,7 @@ def search(
     vector = (embedder or get_embedder()).embed_query(query)
     rankings = {
         "keyword": keyword_leg(query, pools, filters, latest_only),
-        "semantic": vector_leg(vector, pools, filters, latest_only, state.generation),
+        "semantic": vector_leg(vector, pools, filters, latest_only, state),
     }
     chosen = _select(fuse(rankings), limit, resolved)
     if resolved == timemode.HISTORY and chosen:

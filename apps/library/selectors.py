@@ -16,7 +16,7 @@ from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from apps.accounts.models import HOUSEHOLD_GROUP
-from apps.library.index import partition_for
+from apps.library.index import slice_partitions
 from apps.library.models import Document, Source
 
 
@@ -66,11 +66,11 @@ class Pool:
     source_id: int
     private: bool
 
-    def partitions(self, latest_only: bool) -> list[int]:
-        latest = [partition_for(self.source_id, self.private, True)]
+    def partitions(self, latest_only: bool, buckets: int) -> list[int]:
+        latest = slice_partitions(self.source_id, self.private, True, buckets)
         if latest_only:
             return latest
-        return [partition_for(self.source_id, self.private, False), *latest]
+        return slice_partitions(self.source_id, self.private, False, buckets) + latest
 
 
 def visible_pools(user, *, cloud_only: bool = False, source_ids=None) -> list[Pool]:

@@ -104,7 +104,9 @@ class _Sync:
 
     def run(self) -> SyncReport:
         started = time.perf_counter()
-        index.require_matching_model()
+        state = index.require_matching_model()
+        if state.reindexing_since:
+            raise SourceUnavailable("a reindex is running; sync again when it has finished")
         root = check_folder(self.source.root_path)
         files = list(walk_source(root, self.source.skip_dirs))
         existing = {

@@ -4,19 +4,27 @@
   plus a context column (title, section, record line).
 - library_vec_1 / library_emb_1: generation 1 of the vector tables for the
   default model (all-MiniLM-L6-v2, 384 dimensions). `manage.py reindex` creates
-  later generations when the model changes.
+  later generations when the model changes. The vec0 table holds 768-bit codes
+  (apps.library.codes), the plain table the float vectors.
 """
 
 from django.db import migrations
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2-onnx-int8"
 DIMENSION = 384
+CODE_BITS = 768
 
 
 def create_state(apps, schema_editor):
     IndexState = apps.get_model("library", "IndexState")
     IndexState.objects.get_or_create(
-        pk=1, defaults={"model_name": DEFAULT_MODEL, "dimension": DIMENSION, "generation": 1}
+        pk=1,
+        defaults={
+            "model_name": DEFAULT_MODEL,
+            "dimension": DIMENSION,
+            "generation": 1,
+            "code_bits": CODE_BITS,
+        },
     )
 
 
@@ -31,7 +39,7 @@ class Migration(migrations.Migration):
         ),
         migrations.RunSQL(
             f"CREATE VIRTUAL TABLE library_vec_1 USING vec0("
-            f"chunk_id integer primary key, part integer partition key, bits bit[{DIMENSION}])",
+            f"chunk_id integer primary key, part integer partition key, bits bit[{CODE_BITS}], chunk_size=512)",
             "DROP TABLE library_vec_1",
         ),
         migrations.RunSQL(

@@ -2,18 +2,19 @@
 
 sqlite-vec's PyPI build scans without SIMD, so comparing float vectors over a
 large index is slow. The first pass compares bit codes instead (hamming
-distance over `bit[N]` vec0 columns) and the best few dozen candidates are
+distance over `bit[N]` vec0 columns) and the best few hundred candidates are
 re-scored exactly with the stored float vectors.
 
 The sign bits of the raw 384 dimensions lose too much (recall@10 ~0.8 at 100k
-chunks with 100 candidates); 768 bits keep recall@10 above 0.95 with a few
-hundred candidates while the scan stays about as fast as numpy's float scan. Signs of a longer projection keep more of the
-angle: the vector is multiplied by several randomised Hadamard blocks (a
-Hadamard matrix with random column signs is orthogonal, so each block is a
-random rotation), giving 768 bits. The projection is built from integers only
-(a Sylvester Hadamard matrix and signs from numpy's frozen legacy RandomState),
-so every process and every numpy version derives exactly the same one from the
-seed stored in IndexState. bench/search_latency.py prints the recall it gets.
+chunks with 100 candidates). Signs of a longer projection keep more of the
+angle, and scanning 768 bits costs little more than 384: the vector is
+multiplied by randomised Hadamard blocks (a Hadamard matrix with random column
+signs is orthogonal, so each block is a random rotation), giving 768 bits;
+recall@10 stays above 0.95 with a few hundred candidates. The projection is
+built from integers only (a Sylvester Hadamard matrix and signs from numpy's
+frozen legacy RandomState), so every process and every numpy version derives
+exactly the same one from the seed stored in IndexState.
+bench/search_latency.py prints the recall it gets.
 """
 
 from __future__ import annotations

@@ -69,8 +69,8 @@ def create_generation_tables(generation: int, code_bits: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {vec_table(generation)} USING vec0("
-            f"chunk_id integer primary key, part integer partition key, bits bit[{int(code_bits)}], "
-            "chunk_size=512)"
+            "chunk_id integer primary key, part integer partition key, "
+            f"bits bit[{int(code_bits)}], chunk_size=512)"
         )
         cursor.execute(
             f"CREATE TABLE IF NOT EXISTS {emb_table(generation)} "

@@ -48,3 +48,19 @@ def outsider(make_user):
 @pytest.fixture
 def admin(make_user):
     return make_user("root", admin=True, display_name="Admin")
+
+
+@pytest.fixture(autouse=True)
+def _empty_search_index(request):
+    """Transactional tests end with a flush that empties model tables but not
+    the FTS and vector tables; clear those too so no test sees another's rows.
+    (Other tests roll back, which covers virtual tables as well.)"""
+    marker = request.node.get_closest_marker("django_db")
+    transactional = "transactional_db" in request.fixturenames or (
+        marker is not None and marker.kwargs.get("transaction")
+    )
+    yield
+    if transactional:
+        from apps.library import index
+
+        index.clear_all()

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.contrib.auth.models import Group, Permission
 
 from apps.accounts import permissions
 from apps.accounts.models import User
 from apps.accounts.services import user_create
+from apps.instance.demo_pdf import ALICE_PDF, BOB_PDF, DemoPdf, render
+from apps.library.models import Source
+from apps.library.services import source_register
+from apps.library.sync import SyncReport, sync_source
+
+logger = logging.getLogger(__name__)
+TEMPLATES = Path(__file__).resolve().parent / "demo_vaults"
 
 DEMO_PEOPLE = (
     # username, display name, admin
@@ -58,3 +68,51 @@ def seed_demo_household() -> list[Created]:
             user.groups.add(group)
         created.append(Created(username=username, password=password, admin=admin))
     return created
+
+
+@dataclass(frozen=True)
+class DemoVault:
+    username: str
+    pdf_path: str
+    pdf: DemoPdf
+    sharing: str
+
+
+DEMO_VAULTS = (
+    # Alice shares her notes with the household (her private/ folder stays hers).
+    DemoVault("alice", "reading/heat-pumps.pdf", ALICE_PDF, Source.Sharing.HOUSEHOLD),
+    DemoVault("bob", "reading/growing-garlic.pdf", BOB_PDF, Source.Sharing.OWNER),
+)
+DEMO_SOURCE_NAME = "Demo vault"
+
+
+class _Operator:
+    """Seeding registers folders as the server operator would."""
+
+    def has_perm(self, perm: str) -> bool:
+        return True
+
+
+def seed_demo_vaults(vaults_root: Path) -> list[tuple[str, SyncReport]]:
+    """Copy each demo member's vault under the vaults root (if it is not there
+    yet), register it as their source and sync it. Idempotent."""
+    done = []
+    for spec in DEMO_VAULTS:
+        user = User.objects.filter(username=spec.username).first()
+        if user is None or Source.objects.filter(owner=user, name=DEMO_SOURCE_NAME).exists():
+            continue
+        folder = vaults_root / spec.username
+        if not folder.exists():
+            shutil.copytree(TEMPLATES / spec.username, folder)
+            pdf = folder / spec.pdf_path
+            pdf.parent.mkdir(parents=True, exist_ok=True)
+            pdf.write_bytes(render(spec.pdf))
+        source = source_register(
+            actor=_Operator(),
+            owner=user,
+            name=DEMO_SOURCE_NAME,
+            path=str(folder),
+            sharing=spec.sharing,
+        )
+        done.append((spec.username, sync_source(source)))
+    return done

@@ -22,11 +22,12 @@ from datetime import date
 
 import numpy as np
 from django.db import connection
+from django.db.models import Count
 
 from apps.library import index, timemode
 from apps.library.embeddings import Embedder, get_embedder
 from apps.library.index import FTS_TABLE, emb_table, from_blob, to_codes, vec_table
-from apps.library.models import Chunk, DocumentFile
+from apps.library.models import Chunk, Document, DocumentFile
 from apps.library.selectors import Pool, visible_pools
 
 RRF_K = 60
@@ -188,6 +189,9 @@ def _filter_sql(filters: Filters, latest_only: bool) -> tuple[str, list]:
             "d.id IN (SELECT document_id FROM library_documenttag WHERE tag = lower(%s))"
         )
         params.append(tag.lstrip("#"))
+    if filters.date_from or filters.date_to:
+        # Undated documents (only a file mtime) have no date to filter on.
+        clauses.append("(c.section_date IS NOT NULL OR d.date_source NOT IN ('', 'mtime-weak'))")
     if filters.date_from:
         clauses.append("COALESCE(c.section_date, d.effective_date) >= %s")
         params.append(filters.date_from.isoformat())
@@ -365,18 +369,19 @@ def _select(fused, limit: int, mode: str) -> list[tuple[Chunk, float, list[str]]
     """Top `limit` passages, spread over documents: at most MAX_PER_DOCUMENT from
     one document, and in lookup mode one passage per version family (versions
     are near-duplicates; five slots should show five documents, and history
-    mode is where versions are wanted side by side). Where sibling versions
-    tie, the latest version's passage represents the family."""
+    mode is where versions are wanted side by side). When the latest version
+    carries the very same passage as the best-ranked older one, the latest's
+    copy represents the family."""
     chunks = _load([cid for cid, _, _ in fused[: max(limit * 10, 60)]])
     candidates = [(chunks[cid], score, legs) for cid, score, legs in fused if cid in chunks]
+    versioned = _families_with_versions(candidates) if mode == timemode.LOOKUP else set()
     per_document: dict[int, int] = defaultdict(int)
     family_taken: set[tuple[int, str]] = set()
     chosen = []
     for position, (chunk, score, legs) in enumerate(candidates):
         document = chunk.document
         family = (document.source_id, document.family)
-        versioned = mode == timemode.LOOKUP and _has_siblings(document)
-        if versioned:
+        if family in versioned:
             if family in family_taken:
                 continue
             family_taken.add(family)
@@ -390,24 +395,35 @@ def _select(fused, limit: int, mode: str) -> list[tuple[Chunk, float, list[str]]
     return chosen
 
 
-LATEST_TIE = 0.97  # a latest-version passage within 3% of the best stands for its family
+def _families_with_versions(candidates) -> set[tuple[int, str]]:
+    families = {(c.document.source_id, c.document.family) for c, _, _ in candidates}
+    families = {f for f in families if f[1] and not f[1].startswith("file:")}
+    if not families:
+        return set()
+    counts = (
+        Document.objects.filter(
+            source_id__in={s for s, _ in families}, family__in={f for _, f in families}
+        )
+        .values_list("source_id", "family")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {(source_id, family) for source_id, family, n in counts if n > 1}
 
 
-def _has_siblings(document) -> bool:
-    return bool(document.family) and not document.family.startswith("file:")
+def _same_passage(first: str, second: str) -> bool:
+    return " ".join(first.split()) == " ".join(second.split())
 
 
 def _prefer_latest(rest, family, best):
-    _, best_score, _ = best
     if best[0].document.is_latest:
         return best
     for chunk, score, legs in rest:
         document = chunk.document
         if (document.source_id, document.family) != family or not document.is_latest:
             continue
-        if score >= best_score * LATEST_TIE:
+        if _same_passage(chunk.text, best[0].text):
             return chunk, score, legs
-        break
     return best
 
 

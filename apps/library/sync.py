@@ -151,7 +151,9 @@ class _Sync:
             self.report.unchanged += 1
             return
         twin = self.by_hash.get(digest)
-        if twin is not None and twin.pk is not None:
+        # Empty files all share one hash, and a .md and a .pdf with the same
+        # bytes are not copies of one document: only same-kind, non-empty twins.
+        if twin is not None and twin.pk is not None and data and twin.kind == info.kind:
             self._attach(twin, info, len(data), current)
             return
         self._index(info, data, digest, current)
@@ -228,15 +230,17 @@ class _Sync:
 
     def _vanished(self, entry: DocumentFile) -> None:
         document = entry.document
+        # One transaction: a crash must not leave a document without its file.
         with transaction.atomic():
             entry.delete()
             left = document.files.exists()
+            if not left:
+                self.report.rows_written += index.delete_document(document)
         self.report.removed += 1
         self.report.rows_written += 1
         if left:
             self.touched.add(document.pk)
         else:
-            self.report.rows_written += index.delete_document(document)
             self.touched.discard(document.pk)
 
     def _refresh_primary_paths(self) -> None:
@@ -279,6 +283,7 @@ def refresh_families(source: Source) -> int:
             title=d.title,
             effective_date=d.effective_date,
             mtime_ns=mtimes.get(d.pk, 0),
+            date_is_weak=d.date_is_weak,
         )
         for d in documents
     ]

@@ -38,6 +38,7 @@ class Member:
     title: str
     effective_date: date | None
     mtime_ns: int
+    date_is_weak: bool = False  # the date is only the file's mtime
     text: str = ""  # loaded only for cross-folder candidates
 
 
@@ -126,12 +127,15 @@ def assign(members: list[Member], unversioned_dirs: list[str]) -> dict[int, Assi
 
 
 def _version_order(member: Member) -> tuple:
-    """Oldest first. The date decides (a weak mtime date still orders, it is
-    only never shown); then the version marker (draft < v1 < v2 < final); an
-    original beats its copy; the file's mtime breaks what is left."""
+    """Oldest first. A real date decides (from the name, frontmatter or a
+    heading); a file dated only by its mtime sorts before every dated one.
+    Then the version marker (draft < v1 < v2 < final): a marker is what the
+    person wrote, an mtime is what an editor or a copy happened to leave. An
+    original beats its copy; the mtime breaks what is left."""
     marker = version_marker(_stem(member.path))
+    strong = None if member.date_is_weak else member.effective_date
     return (
-        member.effective_date or date.min,
+        strong or date.min,
         marker.rank,
         0 if marker.is_copy else 1,
         member.mtime_ns,

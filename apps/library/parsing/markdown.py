@@ -27,6 +27,7 @@ _WIKILINK = re.compile(r"\[\[([^\]|#]*)(?:#([^\]|]+))?(?:\|([^\]]+))?\]\]")
 _HIGHLIGHT = re.compile(r"==(?=\S)(.+?)(?<=\S)==")
 _CALLOUT = re.compile(r"^(\s*>\s*)\[!(\w+)\][+-]?\s*(.*)$", re.M)
 _INLINE_TAG = re.compile(r"(?<![\w#&/])#([A-Za-z_][\w/-]*)")
+_INLINE_CODE = re.compile(r"(`+).+?\1")
 
 BREADCRUMB_SEPARATOR = " › "
 DATED_HEADINGS_FOR_A_LOG = 2
@@ -103,7 +104,8 @@ def inline_tags(text: str) -> list[str]:
         for line in segment.splitlines():
             if _HEADING.match(line):
                 continue
-            for tag in _INLINE_TAG.findall(line):
+            # `#define` in inline code is code, not a tag.
+            for tag in _INLINE_TAG.findall(_INLINE_CODE.sub(" ", line)):
                 tag = tag.lower().rstrip("/-")
                 if tag and tag not in tags:
                     tags.append(tag)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from apps.instance.demo import seed_demo_household
+from apps.instance.demo import seed_demo_household, seed_demo_vaults
 
 
 class Command(BaseCommand):
@@ -17,8 +20,15 @@ class Command(BaseCommand):
                 "Demo household already exists. Forgot a password? "
                 "`manage.py users set-password NAME`"
             )
-            return
-        self.stdout.write("Demo household created. These passwords are shown only once:")
-        for person in created:
-            role = "admin " if person.admin else "member"
-            self.stdout.write(f"  {role}  {person.username:<8} {person.password}")
+        else:
+            self.stdout.write("Demo household created. These passwords are shown only once:")
+            for person in created:
+                role = "admin " if person.admin else "member"
+                self.stdout.write(f"  {role}  {person.username:<8} {person.password}")
+        root = Path(settings.VAULTS_ROOT)
+        root.mkdir(parents=True, exist_ok=True)
+        for username, report in seed_demo_vaults(root):
+            self.stdout.write(
+                f"Demo vault for {username}: {report.added} files, "
+                f"{report.chunks_embedded} passages indexed ({root / username})"
+            )

@@ -1,0 +1,72 @@
+"""The embedding model: offline from PyPI packages, recorded in the database,
+and a mismatch stops indexing and search until `manage.py reindex`."""
+
+from io import StringIO
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+from apps.library.embeddings import get_embedder
+from apps.library.index import IndexMismatch, index_state
+from apps.library.models import IndexState
+from apps.library.search import search
+from apps.library.sync import sync_source
+
+
+def test_the_default_model_loads_offline_and_embeds(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    embedder = get_embedder()
+    vectors = embedder.embed_passages(
+        ["a cat sits on the mat", "a kitten rests on a rug", "tax form"]
+    )
+    assert vectors.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
+
+
+def test_the_model_is_recorded(db):
+    state = index_state()
+    assert (state.model_name, state.dimension) == ("all-MiniLM-L6-v2-onnx-int8", 384)
+
+
+@pytest.fixture
+def indexed(owner, vault, make_source, embedder):
+    vault.write("a.md", "# Boiler\n\nThe boiler service is due in November.\n")
+    source = make_source(owner, vault)
+    sync_source(source, embedder=embedder)
+    return source
+
+
+def test_a_model_mismatch_stops_search_and_sync_with_the_fix(owner, indexed, embedder):
+    IndexState.objects.filter(pk=1).update(model_name="some-other-model")
+    with pytest.raises(IndexMismatch, match=r"run `manage\.py reindex`"):
+        search(owner, "boiler")
+    with pytest.raises(IndexMismatch, match=r"run `manage\.py reindex`"):
+        sync_source(indexed, embedder=embedder)
+    with pytest.raises(CommandError, match="reindex"):
+        call_command("kb", "search", "--user", "olivia", "boiler", stdout=StringIO())
+
+
+def test_reindex_swaps_in_a_fresh_generation_and_search_works_again(owner, indexed):
+    IndexState.objects.filter(pk=1).update(model_name="some-other-model")
+    out = StringIO()
+    call_command("reindex", stdout=out)
+    assert "reindexed 1 chunks" in out.getvalue()
+    state = index_state()
+    assert state.model_name == "all-MiniLM-L6-v2-onnx-int8"
+    assert state.generation == 2
+    assert state.reindexing_since is None
+    assert search(owner, "when is the boiler service due").results[0].path == "a.md"
+
+
+def test_a_running_reindex_blocks_a_second_one_and_sync(owner, indexed, embedder):
+    from django.utils import timezone
+
+    IndexState.objects.filter(pk=1).update(reindexing_since=timezone.now())
+    with pytest.raises(CommandError, match="running since"):
+        call_command("reindex", stdout=StringIO())
+    from apps.library.sync import SourceUnavailable
+
+    with pytest.raises(SourceUnavailable, match="reindex is running"):
+        sync_source(indexed, embedder=embedder)

@@ -1,0 +1,83 @@
+"""search(): hostile queries, filters, result fields."""
+
+from datetime import date
+
+import pytest
+
+from apps.library.search import Filters, fts_query, search
+from apps.library.sync import sync_source
+
+
+@pytest.fixture
+def library(owner, vault, make_source, embedder):
+    vault.write(
+        "jobs/acme.md",
+        "---\ntype: job_application\ncompany: Acme\nstatus: rejected\ntags: [remote, python]\n"
+        "date: 2026-05-02\n---\n# Acme backend role\n\nApplied for the backend role.\n",
+    )
+    vault.write(
+        "jobs/globex.md",
+        "---\ntype: job_application\ncompany: Globex\nstatus: interviewing\n"
+        "tags: [remote-first]\ndate: 2026-09-10\n---\n# Globex data role\n\nApplied for the data role.\n",
+    )
+    vault.write("notes/kitchen.md", "# Kitchen\n\nThe backend of the fridge hums.\n")
+    source = make_source(owner, vault)
+    sync_source(source, embedder=embedder)
+    return source
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"', "*", "NEAR(backend", "-backend", "title:backend", "a AND OR NOT", "(((", "x" * 10_000],
+)
+def test_fts_syntax_and_huge_queries_do_not_error(owner, library, query):
+    response = search(owner, query)
+    assert response.mode in {"lookup", "present", "history"}
+
+
+def test_fts_query_quotes_every_word():
+    assert fts_query('backend" OR title:* NEAR(x') == '"backend" OR "title" OR "near"'
+
+
+def test_a_record_header_makes_records_findable_by_their_fields(owner, library):
+    top = search(owner, "jobs I was rejected from", limit=1).results[0]
+    assert top.path == "jobs/acme.md"
+
+
+def test_tag_filter_is_an_exact_match(owner, library):
+    remote = search(owner, "applied role", filters=Filters(tags=["remote"])).results
+    assert {r.path for r in remote} == {"jobs/acme.md"}  # not remote-first
+
+
+def test_category_status_and_entity_filters(owner, library):
+    found = search(
+        owner, "applied", filters=Filters(category="job_application", status="interviewing")
+    )
+    assert {r.path for r in found.results} == {"jobs/globex.md"}
+    by_entity = search(owner, "applied", filters=Filters(entity="acme"))
+    assert {r.path for r in by_entity.results} == {"jobs/acme.md"}
+
+
+def test_date_range_filter(owner, library):
+    found = search(owner, "applied role", filters=Filters(date_from=date(2026, 9, 1)))
+    assert {r.path for r in found.results} == {"jobs/globex.md"}
+
+
+def test_kind_and_source_filters(owner, library):
+    assert search(owner, "backend", filters=Filters(kinds=["pdf"])).results == []
+    assert search(owner, "backend", filters=Filters(source_ids=[library.pk + 99])).results == []
+    assert search(owner, "backend", filters=Filters(source_ids=[library.pk])).results
+
+
+def test_results_say_which_legs_matched(owner, library):
+    results = search(owner, "fridge hums", limit=3).results
+    assert results[0].path == "notes/kitchen.md"
+    assert "keyword" in results[0].legs and "semantic" in results[0].legs
+
+
+def test_an_empty_query_returns_nothing(owner, library):
+    assert search(owner, "   ").results == []
+
+
+def test_limit_is_respected(owner, library):
+    assert len(search(owner, "applied backend role fridge", limit=2).results) == 2

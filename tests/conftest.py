@@ -63,4 +63,5 @@ def _empty_search_index(request):
     if transactional:
         from apps.library import index
 
-        index.clear_all()
+        with request.getfixturevalue("django_db_blocker").unblock():
+            index.clear_all()

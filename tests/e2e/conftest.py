@@ -43,7 +43,9 @@ def sync_orm_beside_playwright(monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def browser():
+def browser(django_db_setup):
+    # The test database is created before Playwright starts its event loop in
+    # this thread (Django refuses sync database work inside a running loop).
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

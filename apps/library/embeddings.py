@@ -131,14 +131,19 @@ class FastEmbedEmbedder:
             logger.info("loaded embedding model %s", self.name)
         return self._model
 
-    def embed_passages(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
+    def embed_passages(self, texts: list[str], batch_size: int = 8) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         clipped = [t[:PASSAGE_MAX_CHARS] for t in texts]
+        # Every batch is padded to its longest text, so texts of similar length
+        # go together: sort by length, embed, put the vectors back in order.
+        order = sorted(range(len(clipped)), key=lambda i: len(clipped[i]))
         with self._lock:
             model = self._load()
-            vectors = list(model.embed(clipped, batch_size=batch_size))
-        return np.asarray(vectors, dtype=np.float32)
+            vectors = list(model.embed([clipped[i] for i in order], batch_size=batch_size))
+        result = np.empty((len(clipped), self.dimension), dtype=np.float32)
+        result[order] = np.asarray(vectors, dtype=np.float32)
+        return result
 
     def embed_query(self, text: str) -> np.ndarray:
         with self._lock:

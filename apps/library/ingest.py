@@ -109,16 +109,18 @@ def embed_missing(
     Returns how many were computed."""
     among = Chunk.objects.filter(document__source=source)
     known = index.known_vectors((p.text_hash for p in prepared), among=among)
-    todo = []
+    todo: dict[str, list[index.PreparedChunk]] = {}
     for p in prepared:
         if p.text_hash in known:
             p.vector = known[p.text_hash]
         else:
-            todo.append(p)
+            todo.setdefault(p.text_hash, []).append(p)  # identical text embeds once
     if todo:
-        texts = [index.embed_text(p.header, p.draft.section, p.draft.text) for p in todo]
-        for p, vector in zip(todo, embedder.embed_passages(texts), strict=True):
-            p.vector = vector
+        firsts = [group[0] for group in todo.values()]
+        texts = [index.embed_text(p.header, p.draft.section, p.draft.text) for p in firsts]
+        for group, vector in zip(todo.values(), embedder.embed_passages(texts), strict=True):
+            for p in group:
+                p.vector = vector
     return len(todo)
 
 

@@ -87,6 +87,21 @@ def primary_path(paths: list[str]) -> str:
     return min(paths, key=lambda p: (is_copy_name(PurePosixPath(p).stem), len(p), p))
 
 
+EMBED_GROUP = 64  # chunks parsed ahead and embedded in one call
+
+
+@dataclass
+class _Pending:
+    document: Document
+    info: FileInfo
+    size: int
+    current: DocumentFile | None
+    parsed: object
+    prepared: list
+    digest: str
+    previous_hash: str | None
+
+
 class _Sync:
     def __init__(self, source: Source, embedder: Embedder | None) -> None:
         self.source = source
@@ -94,6 +109,8 @@ class _Sync:
         self.report = SyncReport()
         self.touched: set[int] = set()  # documents whose set of paths changed
         self.by_hash: dict[str, Document] = {}
+        self.pending: list[_Pending] = []
+        self.pending_chunks = 0
 
     @property
     def embedder(self) -> Embedder:
@@ -122,6 +139,7 @@ class _Sync:
             except Exception as exc:  # one bad file must not stop the sync; logged below
                 logger.exception("sync of %s in source %s failed", info.rel, self.source.pk)
                 self.report.failed.append({"path": info.rel, "reason": f"internal error: {exc}"})
+        self._flush()
         seen = {info.rel for info in files}
         for path, entry in existing.items():
             if path not in seen:
@@ -150,6 +168,8 @@ class _Sync:
             self.report.rows_written += 1
             self.report.unchanged += 1
             return
+        if any(item.digest == digest for item in self.pending):
+            self._flush()  # an identical file is waiting: write it first, then attach
         twin = self.by_hash.get(digest)
         # Empty files all share one hash, and a .md and a .pdf with the same
         # bytes are not copies of one document: only same-kind, non-empty twins.
@@ -178,31 +198,68 @@ class _Sync:
         sole = current is not None and current.document.files.count() == 1
         document = current.document if sole else Document(source=self.source, kind=info.kind)
         previous_hash = document.content_hash if sole else None
+        document.content_hash, document.size = digest, len(data)
         try:
             parsed = parse_bytes(data, kind=info.kind, filename=info.rel)
-            prepared = prepare(parsed, parsed.title)
-            embedded = embed_missing(prepared, embedder=self.embedder, source=self.source)
         except UnreadableDocument as exc:
-            document.content_hash, document.size = digest, len(data)
             with transaction.atomic():
                 rows = mark_failed(document, source=self.source, path=info.rel, reason=str(exc))
                 rows += self._point_file(document, info, len(data), current)
             self.report.rows_written += rows
             self.report.failed.append({"path": info.rel, "reason": str(exc)})
-        else:
-            document.content_hash, document.size = digest, len(data)
-            with transaction.atomic():
-                rows = apply_parsed(
-                    document,
-                    source=self.source,
-                    parsed=parsed,
-                    prepared=prepared,
-                    path=info.rel,
-                    mtime_ns=info.mtime_ns,
+            self._indexed(document, digest, previous_hash, current)
+            return
+        prepared = prepare(parsed, parsed.title)
+        self.pending.append(
+            _Pending(document, info, len(data), current, parsed, prepared, digest, previous_hash)
+        )
+        self.pending_chunks += len(prepared)
+        if self.pending_chunks >= EMBED_GROUP:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Embed the parsed documents waiting in `pending` together (one call
+        sorted by length pads far less than one call per note), then write each
+        document in its own short transaction."""
+        pending, self.pending, self.pending_chunks = self.pending, [], 0
+        if not pending:
+            return
+        try:
+            embedded = embed_missing(
+                [p for item in pending for p in item.prepared],
+                embedder=self.embedder,
+                source=self.source,
+            )
+        except Exception as exc:  # the model failed: these files wait for the next sync
+            logger.exception("embedding failed during sync of source %s", self.source.pk)
+            for item in pending:
+                self.report.failed.append(
+                    {"path": item.info.rel, "reason": f"embedding failed: {exc}"}
                 )
-                rows += self._point_file(document, info, len(data), current)
+            return
+        self.report.chunks_embedded += embedded
+        for item in pending:
+            try:
+                with transaction.atomic():
+                    rows = apply_parsed(
+                        item.document,
+                        source=self.source,
+                        parsed=item.parsed,
+                        prepared=item.prepared,
+                        path=item.info.rel,
+                        mtime_ns=item.info.mtime_ns,
+                    )
+                    rows += self._point_file(item.document, item.info, item.size, item.current)
+            except Exception as exc:  # one document's write failed; its old version stands
+                logger.exception("writing %s failed", item.info.rel)
+                self.report.failed.append(
+                    {"path": item.info.rel, "reason": f"internal error: {exc}"}
+                )
+                continue
             self.report.rows_written += rows
-            self.report.chunks_embedded += embedded
+            self._indexed(item.document, item.digest, item.previous_hash, item.current)
+
+    def _indexed(self, document: Document, digest: str, previous_hash, current) -> None:
         if previous_hash and self.by_hash.get(previous_hash) is document:
             del self.by_hash[previous_hash]
         self.by_hash[digest] = document

@@ -32,8 +32,9 @@ UPLOADS_NAME = "Uploads"
 def _clean_dirs(values: list[str] | None, label: str) -> list[str]:
     cleaned = []
     for value in values or []:
-        posix = PurePosixPath(value.strip().strip("/"))
-        if not value.strip() or posix.is_absolute() or ".." in posix.parts:
+        raw = value.strip()
+        posix = PurePosixPath(raw.rstrip("/"))
+        if not raw or posix.is_absolute() or ".." in posix.parts:
             raise Refused(f"{label} {value!r} must be a folder inside the source, like 'private'")
         if str(posix) not in cleaned:
             cleaned.append(str(posix))

@@ -23,6 +23,7 @@ from jarvis_site.env import (  # noqa: E402
     env_path,
     env_str,
     env_timezone,
+    env_url,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -229,6 +230,18 @@ JOB_RUNS_KEEP_DAYS = env_int("JARVIS_JOB_RUNS_KEEP_DAYS", 30, minimum=1)
 # --- Library
 EMBEDDING_MODEL = env_str("JARVIS_EMBEDDING_MODEL", "all-MiniLM-L6-v2-onnx-int8")
 EMBEDDING_THREADS = env_int("JARVIS_EMBEDDING_THREADS", 2, minimum=1)
+UPLOAD_MAX_MB = env_int("JARVIS_UPLOAD_MAX_MB", 50, minimum=1)
+
+# --- Fetching from the web (SSRF-guarded: apps/core/fetch.py)
+FETCH_TIMEOUT_SECONDS = env_int("JARVIS_FETCH_TIMEOUT_SECONDS", 20, minimum=1)
+FETCH_MAX_MB = env_int("JARVIS_FETCH_MAX_MB", 25, minimum=1)
+# Hosts (host or host:port) exempt from the private-address rule: a LAN mirror,
+# a test server. Everything else on a private, loopback or link-local address is refused.
+FETCH_ALLOW_HOSTS = env_list("JARVIS_FETCH_ALLOW_HOSTS", [])
+FETCH_USER_AGENT = "Jarvis/0.1 (self-hosted household knowledge base)"
+ARXIV_API_URL = env_url("JARVIS_ARXIV_API_URL", "https://export.arxiv.org/api")
+ARXIV_PDF_URL = env_url("JARVIS_ARXIV_PDF_URL", "https://arxiv.org/pdf")
+ARXIV_DELAY_SECONDS = env_int("JARVIS_ARXIV_DELAY_SECONDS", 3, minimum=0)
 
 # --- Logging: to stderr; systemd's journal keeps it.
 LOG_LEVEL = env_choice("JARVIS_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))

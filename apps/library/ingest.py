@@ -21,6 +21,8 @@ from apps.library import index
 from apps.library.embeddings import Embedder
 from apps.library.models import Chunk, Document, DocumentTag, Source
 from apps.library.naming import date_from_filename
+from apps.library.parsing.epub import extract_epub
+from apps.library.parsing.html import parse_html
 from apps.library.parsing.markdown import parse_markdown, parse_text
 from apps.library.parsing.pdf import extract_pdf
 from apps.library.parsing.types import ParsedDocument, UnreadableDocument
@@ -46,11 +48,17 @@ def decode_text(data: bytes) -> str:
         raise UnreadableDocument(f"not valid UTF-8 text (byte {exc.start}); skipped") from exc
 
 
-def parse_bytes(data: bytes, *, kind: str, filename: str) -> ParsedDocument:
+def parse_bytes(data: bytes, *, kind: str, filename: str, url: str = "") -> ParsedDocument:
     """Bytes → ParsedDocument, or UnreadableDocument with the reason."""
     title = humanise(PurePosixPath(filename).stem)
-    if kind == "pdf":
-        return extract_pdf(data, filename=filename)
+    if kind in ("pdf", "paper"):
+        parsed = extract_pdf(data, filename=filename)
+        parsed.kind = kind
+        return parsed
+    if kind == "epub":
+        return extract_epub(data, filename=filename)
+    if kind == "web":
+        return parse_html(data, url=url, fallback_title=title)
     if not data.strip():
         raise UnreadableDocument("empty file")
     text = decode_text(data)
@@ -59,7 +67,9 @@ def parse_bytes(data: bytes, *, kind: str, filename: str) -> ParsedDocument:
     return parse_text(text, fallback_title=title)
 
 
-def resolve_date(path: str, parsed: ParsedDocument, mtime_ns: int) -> tuple[date, str]:
+def resolve_date(
+    path: str, parsed: ParsedDocument, mtime_ns: int, fallback: tuple[date, str] | None = None
+) -> tuple[date, str]:
     """The document's date and where it came from. The file name wins; a date
     the content gives refines it when it is more precise within the same month
     ("aug2026" in the name, "August 18, 2026" in the heading). The file's mtime
@@ -77,6 +87,8 @@ def resolve_date(path: str, parsed: ParsedDocument, mtime_ns: int) -> tuple[date
         return named.value, Document.DateSource.FILENAME
     if content:
         return content, source
+    if fallback is not None:
+        return fallback
     moment = datetime.fromtimestamp(mtime_ns / 1e9, tz=UTC)
     return timezone.localtime(moment).date(), Document.DateSource.MTIME
 
@@ -139,13 +151,18 @@ def apply_parsed(
     prepared: list[index.PreparedChunk],
     path: str,
     mtime_ns: int,
+    date_override: tuple[date, str] | None = None,
+    date_fallback: tuple[date, str] | None = None,
 ) -> int:
     """Write a parsed document: fields, tags, chunks and index rows, in one transaction.
     Jarvis's own fields (source, path, privacy) are set here, after everything
-    the file said about itself, so frontmatter can never override them."""
+    the file said about itself, so frontmatter can never override them. Fields a
+    person corrected by hand (`document.edited`) keep their corrected value."""
     record = parsed.record
-    effective, date_source = resolve_date(path, parsed, mtime_ns)
-    document.title = (parsed.title or humanise(PurePosixPath(path).stem))[:500]
+    effective, date_source = date_override or resolve_date(path, parsed, mtime_ns, date_fallback)
+    edited = set(document.edited or [])
+    if "title" not in edited:
+        document.title = (parsed.title or humanise(PurePosixPath(path).stem))[:500]
     document.kind = parsed.kind
     document.effective_date = effective
     document.date_source = date_source
@@ -154,8 +171,12 @@ def apply_parsed(
     document.entity = record.entity[:200]
     document.event_date = record.event_date
     document.extra = dict(record.extra)
-    document.authors = parsed.authors[:1000]
-    document.doi = parsed.doi[:200]
+    if "authors" not in edited:
+        document.authors = parsed.authors[:1000]
+    if "doi" not in edited:
+        document.doi = parsed.doi[:200]
+    if parsed.site:
+        document.site = parsed.site[:200]
     document.warnings = list(parsed.warnings)
     document.status = Document.Status.READY
     document.error = ""

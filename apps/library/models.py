@@ -69,6 +69,9 @@ class Document(models.Model):
         NOTE = "note", "Note"
         TEXT = "text", "Text"
         PDF = "pdf", "PDF"
+        WEB = "web", "Web page"
+        EPUB = "epub", "E-book"
+        PAPER = "paper", "Paper"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -81,6 +84,9 @@ class Document(models.Model):
         FRONTMATTER = "frontmatter", "frontmatter date"
         HEADING = "heading", "first heading"
         SECTION = "section", "dated sections"
+        PAGE = "page", "page metadata"
+        PUBLISHED = "published", "publication date"
+        FETCHED = "fetched", "date fetched"
         MTIME = "mtime-weak", "file modified time (undated)"
 
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="documents")
@@ -91,6 +97,8 @@ class Document(models.Model):
     size = models.BigIntegerField(default=0)
     effective_date = models.DateField(null=True, blank=True)
     date_source = models.CharField(max_length=12, choices=DateSource.choices, blank=True)
+    # Metadata fields a person corrected by hand; re-processing keeps them.
+    edited = models.JSONField(default=list, blank=True)
     family = models.CharField(max_length=600, blank=True, db_index=True)
     version_rank = models.FloatField(default=0)
     is_latest = models.BooleanField(default=True)
@@ -106,13 +114,24 @@ class Document(models.Model):
     extra = models.JSONField(default=dict, blank=True)  # x_<key> scalars
     authors = models.CharField(max_length=1000, blank=True)
     doi = models.CharField(max_length=200, blank=True)
+    # Web pages and papers: where they came from, and when.
+    url = models.CharField(max_length=2000, blank=True, db_index=True)
+    site = models.CharField(max_length=200, blank=True)
+    arxiv_id = models.CharField(max_length=40, blank=True, db_index=True)
+    fetched_at = models.DateTimeField(null=True, blank=True)
+    # Uploads, web pages and papers: Jarvis's own copy of the original bytes,
+    # relative to the data dir (folder documents live at source root + path).
+    original = models.CharField(max_length=1000, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
     indexed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [
             models.Index(fields=["source", "family"]),
             models.Index(fields=["source", "path"]),
+            models.Index(fields=["-effective_date", "-id"]),
+            models.Index(fields=["status"]),
         ]
         ordering = ["source_id", "path"]
 
@@ -127,6 +146,24 @@ class Document(models.Model):
     def shown_date(self):
         """The date people and models see; weak (mtime) dates are never shown."""
         return None if self.date_is_weak else self.effective_date
+
+
+class SourceExclusion(models.Model):
+    """A path of a folder source that its owner removed from the library.
+    The file stays where it is (Jarvis never deletes a person's file); sync
+    simply leaves it out until the owner restores it."""
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="exclusions")
+    path = models.CharField(max_length=1000)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "path"], name="sourceexclusion_unique_path")
+        ]
+
+    def __str__(self) -> str:
+        return self.path
 
 
 class DocumentFile(models.Model):

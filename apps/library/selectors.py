@@ -89,3 +89,113 @@ def visible_pools(user, *, cloud_only: bool = False, source_ids=None) -> list[Po
         if source.owner_id == user.pk and not cloud_only:
             pools.append(Pool(source.pk, private=True))
     return pools
+
+
+LISTING_ORDER = ("-effective_date", "-id")
+
+
+@dataclass
+class ListingFilters:
+    source: int | None = None
+    kind: str = ""
+    category: str = ""
+    status: str = ""
+    entity: str = ""
+    tag: str = ""
+    latest: bool = False
+
+    @classmethod
+    def from_query(cls, query) -> ListingFilters:
+        def number(name: str) -> int | None:
+            value = query.get(name, "")
+            return int(value) if value.isdigit() else None
+
+        return cls(
+            source=number("collection"),
+            kind=query.get("kind", "")[:20],
+            category=query.get("category", "")[:100],
+            status=query.get("status", "")[:100],
+            entity=query.get("entity", "")[:200],
+            tag=query.get("tag", "").lstrip("#").lower()[:100],
+            latest=query.get("latest") in ("1", "on", "true"),
+        )
+
+    @property
+    def active(self) -> bool:
+        return any(
+            [self.source, self.kind, self.category, self.status, self.entity, self.tag, self.latest]
+        )
+
+
+KIND_GROUPS = {
+    "notes": ("note", "text"),
+    "papers": ("paper", "pdf", "epub"),
+    "web": ("web",),
+}
+
+
+def library_documents(user, filters: ListingFilters) -> QuerySet[Document]:
+    """The library listing: what `user` may see, filtered, newest first."""
+    documents = visible_to(user).select_related("source", "source__owner")
+    if filters.source:
+        documents = documents.filter(source_id=filters.source)
+    if filters.kind in KIND_GROUPS:
+        documents = documents.filter(kind__in=KIND_GROUPS[filters.kind])
+    elif filters.kind:
+        documents = documents.filter(kind=filters.kind)
+    if filters.category:
+        documents = documents.filter(category__iexact=filters.category)
+    if filters.status:
+        documents = documents.filter(record_status__iexact=filters.status)
+    if filters.entity:
+        documents = documents.filter(entity__iexact=filters.entity)
+    if filters.tag:
+        documents = documents.filter(tag_rows__tag=filters.tag)
+    if filters.latest:
+        documents = documents.filter(is_latest=True)
+    return documents.order_by(*LISTING_ORDER)
+
+
+def in_flight(user) -> QuerySet[Document]:
+    """Documents of `user` still being added or reprocessed (for live status)."""
+    return Document.objects.filter(
+        source__owner=user, status__in=[Document.Status.PENDING, Document.Status.PARSING]
+    ).select_related("source")
+
+
+def family_of(user, document: Document) -> list[Document]:
+    """Every version of `document` that `user` may see, oldest first."""
+    if not document.family or document.family.startswith("file:"):
+        return [document]
+    members = visible_to(user).filter(source=document.source, family=document.family)
+    members = members.exclude(status=Document.Status.FAILED)
+    return sorted(
+        members,
+        key=lambda d: (
+            d.shown_date is not None,
+            d.shown_date or d.created_at.date(),
+            d.version_rank,
+            d.pk,
+        ),
+    )
+
+
+def record_categories(user) -> list[tuple[str, int]]:
+    from django.db.models import Count
+
+    rows = (
+        visible_to(user)
+        .exclude(category="")
+        .values_list("category")
+        .annotate(n=Count("id"))
+        .order_by("category")
+    )
+    return list(rows)
+
+
+def facet_values(user, field: str, *, category: str = "") -> list[str]:
+    documents = visible_to(user)
+    if category:
+        documents = documents.filter(category__iexact=category)
+    values = documents.exclude(**{field: ""}).values_list(field, flat=True).distinct()
+    return sorted(set(values), key=str.lower)[:200]

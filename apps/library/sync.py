@@ -125,7 +125,8 @@ class _Sync:
         if state.reindexing_since:
             raise SourceUnavailable("a reindex is running; sync again when it has finished")
         root = check_folder(self.source.root_path)
-        files = list(walk_source(root, self.source.skip_dirs))
+        excluded = set(self.source.exclusions.values_list("path", flat=True))
+        files = [f for f in walk_source(root, self.source.skip_dirs) if f.rel not in excluded]
         existing = {
             f.path: f
             for f in DocumentFile.objects.filter(source=self.source).select_related("document")
@@ -339,8 +340,9 @@ def refresh_families(source: Source) -> int:
             path=d.path,
             title=d.title,
             effective_date=d.effective_date,
-            mtime_ns=mtimes.get(d.pk, 0),
+            mtime_ns=mtimes.get(d.pk) or int((d.fetched_at or d.created_at).timestamp() * 1e9),
             date_is_weak=d.date_is_weak,
+            url=d.url,
         )
         for d in documents
     ]

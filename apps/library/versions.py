@@ -39,6 +39,7 @@ class Member:
     effective_date: date | None
     mtime_ns: int
     date_is_weak: bool = False  # the date is only the file's mtime
+    url: str = ""  # web pages and papers: fetched again, a new version of the same family
     text: str = ""  # loaded only for cross-folder candidates
 
 
@@ -83,7 +84,7 @@ def cross_folder_candidates(members: Iterable[Member], unversioned_dirs: list[st
     ids: dict[str, list[int]] = defaultdict(list)
     for m in members:
         stem = family_stem(_stem(m.path))
-        if not stem or is_generic_name(_stem(m.path)) or under(m.path, unversioned_dirs):
+        if m.url or not stem or is_generic_name(_stem(m.path)) or under(m.path, unversioned_dirs):
             continue
         folders[stem].add(_folder(m.path))
         ids[stem].append(m.id)
@@ -92,7 +93,9 @@ def cross_folder_candidates(members: Iterable[Member], unversioned_dirs: list[st
 
 def assign(members: list[Member], unversioned_dirs: list[str]) -> dict[int, Assignment]:
     """Family, version rank and latest flag for every member of one source."""
-    parent = {m.id: base_family(m.path, unversioned_dirs) for m in members}
+    parent = {
+        m.id: f"url:{m.url}" if m.url else base_family(m.path, unversioned_dirs) for m in members
+    }
     by_id = {m.id: m for m in members}
 
     # Cross-folder joining: same stem, same title, high text overlap.

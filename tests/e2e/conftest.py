@@ -42,10 +42,12 @@ def sync_orm_beside_playwright(monkeypatch):
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(django_db_setup):
     # The test database is created before Playwright starts its event loop in
-    # this thread (Django refuses sync database work inside a running loop).
+    # this thread (Django refuses sync database work inside a running loop), and
+    # the loop ends with the module, so later test files in this worker run
+    # outside it.
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

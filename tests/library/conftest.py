@@ -111,3 +111,7 @@ def make_source():
 @pytest.fixture
 def embedder() -> CountingEmbedder:
     return CountingEmbedder()
+
+
+# The fake arXiv server as a fixture for library tests (tests/fakes/arxiv.py).
+from tests.fakes.arxiv import fake_arxiv  # noqa: E402, F401

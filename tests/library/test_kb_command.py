@@ -170,8 +170,8 @@ def test_add_puts_a_file_in_the_owners_uploads(owner, tmp_path):
 
 def test_add_refuses_an_unsupported_type(owner, tmp_path):
     image = tmp_path / "photo.png"
-    image.write_bytes(b"\x89PNG")
-    with pytest.raises(CommandError, match="unsupported type"):
+    image.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    with pytest.raises(CommandError, match="looks like a PNG image"):
         kb("add", "--owner", "olivia", str(image))
 
 

@@ -281,8 +281,10 @@ def test_add_file_puts_a_pdf_in_the_owners_uploads_and_leaves_the_original_alone
         stat_before.st_size,
     )
     assert list(original.parent.iterdir()) == [original]
-    [file] = DocumentFile.objects.filter(document=document)
-    assert file.source == source
-    assert file.path == "field-notes.pdf"
+    assert document.source == source
+    assert document.path == "field-notes.pdf"
+    assert document.original.startswith("uploads/") and document.original.endswith(
+        "field-notes.pdf"
+    )
     results = search(owner, HIGHLIGHTED, embedder=embedder).results
     assert any(r.text.startswith("[HIGHLIGHT p.2]") and r.source == "Uploads" for r in results)

@@ -66,7 +66,7 @@ def index_rows(ids: list[int]) -> dict[str, set[int]]:
         for name, (table, column) in tables.items():
             found[name] = set()
             for chunk_id in ids:
-                cursor.execute(f"SELECT {column} FROM {table} WHERE {column} = %s", [chunk_id])  # noqa: S608
+                cursor.execute(f"SELECT {column} FROM {table} WHERE {column} = %s", [chunk_id])
                 found[name].update(row[0] for row in cursor.fetchall())
     return found
 
@@ -76,11 +76,11 @@ def assert_index_mirrors_chunks() -> None:
     generation = index.index_state().generation
     ids = set(Chunk.objects.values_list("id", flat=True))
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT rowid FROM {index.FTS_TABLE}")  # noqa: S608
+        cursor.execute(f"SELECT rowid FROM {index.FTS_TABLE}")
         fts = [row[0] for row in cursor.fetchall()]
-        cursor.execute(f"SELECT chunk_id FROM {index.vec_table(generation)}")  # noqa: S608
+        cursor.execute(f"SELECT chunk_id FROM {index.vec_table(generation)}")
         vec = [row[0] for row in cursor.fetchall()]
-        cursor.execute(f"SELECT chunk_id FROM {index.emb_table(generation)}")  # noqa: S608
+        cursor.execute(f"SELECT chunk_id FROM {index.emb_table(generation)}")
         emb = [row[0] for row in cursor.fetchall()]
     assert sorted(fts) == sorted(ids)
     assert sorted(vec) == sorted(ids)
@@ -94,7 +94,7 @@ def vectors_by_hash(document: Document) -> dict[str, bytes]:
     with connection.cursor() as cursor:
         for chunk_id, text_hash in by_id.items():
             cursor.execute(
-                f"SELECT vector FROM {index.emb_table(generation)} WHERE chunk_id = %s",  # noqa: S608
+                f"SELECT vector FROM {index.emb_table(generation)} WHERE chunk_id = %s",
                 [chunk_id],
             )
             out[text_hash] = bytes(cursor.fetchone()[0])

@@ -41,7 +41,7 @@ class RecordFields:
 @dataclass
 class ParsedDocument:
     title: str
-    kind: str  # note | text | pdf
+    kind: str  # note | text | pdf | web | epub | paper
     chunks: list[ChunkDraft]
     record: RecordFields = field(default_factory=RecordFields)
     # A date the content itself gives: frontmatter `date:` or a dated first heading.
@@ -50,4 +50,6 @@ class ParsedDocument:
     content_date_precision: str = "day"  # "day" | "month"
     authors: str = ""
     doi: str = ""
+    url: str = ""  # web pages and papers: where it came from
+    site: str = ""  # web pages: the site's name or host
     warnings: list[str] = field(default_factory=list)

@@ -8,27 +8,37 @@ keep them stable.
                  [--private-dir D ...] [--unversioned-dir D ...] [--skip-dir D ...]
   kb sources list [--json]
   kb sync [--source ID | --owner USER] [--json]
-  kb add --owner USER PATH
+  kb add --owner USER PATH_URL_OR_ARXIV_ID [--replace] [--refresh]
+  kb schema [KEY] [--user USER]
   kb search --user USER [--mode auto|present|history|lookup] [--cloud-only]
             [--limit N] [--json] [--queries-file FILE] QUERY
   kb show DOC_ID --user USER
   kb stats [--user USER]
+  kb doctor [--fix]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connection
 
 from apps.accounts.models import User
 from apps.core.errors import JarvisError
-from apps.library import timemode
+from apps.library import adding, arxiv, doctor, timemode
+from apps.library.documents import ingest_document
 from apps.library.embeddings import EmbeddingUnavailable
+from apps.library.index import index_state
 from apps.library.models import Document, Source
+from apps.library.schema import schema_keys, schema_values
 from apps.library.search import search
 from apps.library.selectors import visible_to
 from apps.library.services import add_file, source_register
@@ -90,9 +100,15 @@ class Command(BaseCommand):
         which.add_argument("--owner")
         sync.add_argument("--json", action="store_true")
 
-        addf = sub.add_parser("add", help="add one file to the owner's uploads")
+        addf = sub.add_parser("add", help="add a file, a web page or an arXiv paper")
         addf.add_argument("--owner", required=True)
-        addf.add_argument("path")
+        addf.add_argument("--replace", action="store_true", help="replace a paper already there")
+        addf.add_argument("--refresh", action="store_true", help="fetch a known URL again")
+        addf.add_argument("path", metavar="PATH_URL_OR_ARXIV_ID")
+
+        schema = sub.add_parser("schema", help="metadata keys with counts, or one key's values")
+        schema.add_argument("key", nargs="?")
+        schema.add_argument("--user")
 
         find = sub.add_parser("search", help="search as a user")
         find.add_argument("--user", required=True)
@@ -109,6 +125,10 @@ class Command(BaseCommand):
 
         stats = sub.add_parser("stats", help="what the library holds")
         stats.add_argument("--user")
+
+        doctor = sub.add_parser("doctor", help="check the index; --fix applies the safe fixes")
+        doctor.add_argument("--fix", action="store_true")
+        doctor.add_argument("--probe-vectors", nargs=3, help=argparse.SUPPRESS)
 
     def handle(self, *args, **options) -> None:
         action = options["action"]
@@ -190,11 +210,52 @@ class Command(BaseCommand):
     # --- add, search, show, stats ------------------------------------------
 
     def do_add(self, options: dict) -> None:
-        document = add_file(owner=_user(options["owner"]), path=Path(options["path"]))
+        owner = _user(options["owner"])
+        target = options["path"].strip()
+        if arxiv.parse_arxiv_id(target) is not None and not Path(target).exists():
+            document = self._add_paper(owner, target, replace=options["replace"])
+        elif target.lower().startswith(("http://", "https://")) or "://" in target:
+            document = self._add_page(owner, target, refresh=options["refresh"])
+        else:
+            document = add_file(owner=owner, path=Path(target))
         if document.status == Document.Status.FAILED:
             raise CommandError(f"{document.path}: {document.error}")
         chunks = document.chunks.count()
         self.stdout.write(f"{document.pk}  {document.title}  ({chunks} chunks, {document.status})")
+
+    def _add_page(self, owner, url: str, *, refresh: bool) -> Document:
+        added = adding.add_web_page(owner=owner, url=url, refresh=refresh)
+        if added.document is None:
+            known = ", ".join(f"#{d.pk}" for d in added.existing)
+            raise CommandError(
+                f"{url} is already in the library ({known}); pass --refresh to fetch it again"
+            )
+        return ingest_document(added.document)
+
+    def _add_paper(self, owner, text: str, *, replace: bool) -> Document:
+        outcome = adding.add_paper(owner=owner, text=text, replace=replace)
+        if isinstance(outcome, adding.Added):
+            known = ", ".join(f"#{d.pk} “{d.title}”" for d in outcome.existing)
+            raise CommandError(f"already in the library: {known}; pass --replace to replace it")
+        return ingest_document(
+            outcome.document,
+            replaces=outcome.replaces,
+            **adding.paper_ingest_options(outcome.meta),
+        )
+
+    def do_schema(self, options: dict) -> None:
+        user = _user(options["user"]) if options["user"] else None
+        if options["key"]:
+            values = schema_values(options["key"], user=user)
+            if not values:
+                raise CommandError(
+                    f"no document has {options['key']!r}; see `kb schema` for the keys"
+                )
+            for value, count in values:
+                self.stdout.write(f"{count:>6}  {value}")
+            return
+        for key, count in schema_keys(user=user):
+            self.stdout.write(f"{count:>6}  {key}")
 
     def do_search(self, options: dict) -> None:
         user = _user(options["user"])
@@ -286,6 +347,68 @@ class Command(BaseCommand):
             label = chunk.section or (f"page {chunk.page}" if chunk.page else "")
             self.stdout.write(f"\n--- #{chunk.ordinal} {label}".rstrip())
             self.stdout.write(chunk.text)
+
+    def do_doctor(self, options: dict) -> None:
+        if options["probe_vectors"]:
+            database, generation, code_bits = options["probe_vectors"]
+            self.stdout.write(doctor.probe_vectors(database, int(generation), int(code_bits)))
+            return
+        findings = [self._probe_in_child()]
+        vectors_ok = findings[0].ok
+        model = doctor.check_model()
+        findings += model
+        if vectors_ok:
+            findings += doctor.check_index()
+        findings += doctor.check_sources() + doctor.check_stuck()
+        problems = 0
+        for finding in findings:
+            mark = "ok     " if finding.ok else "PROBLEM"
+            self.stdout.write(f"{mark} [{finding.check}] {finding.message}")
+            if finding.ok:
+                continue
+            rebuild_blocked = finding.check == "index" and not model[0].ok
+            if options["fix"] and finding.apply is not None and not rebuild_blocked:
+                self.stdout.write(f"        fixed: {finding.apply()}")
+            else:
+                problems += 1
+                self.stdout.write(f"        fix: {finding.fix}")
+        if problems:
+            raise CommandError(f"{problems} problem(s) need attention")
+        self.stdout.write("the library is healthy")
+
+    def _probe_in_child(self) -> doctor.Finding:
+        """Touch the vector tables in a child process first: a crash inside the
+        native extension then becomes a finding instead of killing this shell."""
+        state = index_state()
+        database = str(connection.settings_dict["NAME"])
+        manage = str(Path(settings.BASE_DIR) / "manage.py")
+        command = [
+            sys.executable, manage, "kb", "doctor", "--probe-vectors",
+            database, str(state.generation), str(state.code_bits),
+        ]  # fmt: skip
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired:
+            return doctor.Finding(
+                "vectors", False, "the vector probe hung", "run `manage.py reindex`"
+            )
+        if result.returncode < 0:
+            name = signal.Signals(-result.returncode).name
+            return doctor.Finding(
+                "vectors",
+                False,
+                f"reading the vector index crashed the checker ({name})",
+                "run `manage.py reindex` to rebuild it from the stored text",
+            )
+        if result.returncode != 0:
+            reason = (result.stderr.strip().splitlines() or ["unknown error"])[-1]
+            return doctor.Finding(
+                "vectors",
+                False,
+                f"the vector index cannot be read: {reason}",
+                "run `manage.py reindex`",
+            )
+        return doctor.Finding("vectors", True, result.stdout.strip())
 
     def do_stats(self, options: dict) -> None:
         user = _user(options["user"]) if options["user"] else None

@@ -1,0 +1,222 @@
+"""Adding things to a person's library: uploaded files, web pages, arXiv papers.
+
+Each becomes a Document right away (status `pending`) holding a copy of its
+bytes in the data dir; parsing and embedding run afterwards (in the worker for
+the browser, inline for `kb add`), through `documents.ingest_document`. A
+refusal (a bad file, a URL the SSRF guard refuses, a paper arXiv does not
+have) stores nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+
+from apps.core.errors import JarvisError, Refused
+from apps.core.fetch import FetchError, fetch
+from apps.library import arxiv
+from apps.library.filetypes import UnsupportedFile, sniff
+from apps.library.models import Document, DocumentFile, Source
+from apps.library.selectors import visible_to
+from apps.library.storage import safe_filename, store
+
+KIND_BY_SNIFF = {"pdf": "pdf", "epub": "epub", "html": "web", "markdown": "note", "text": "text"}
+PAPERS_NAME = "Papers"
+UPLOADS_NAME = "Uploads"
+PDF_MAX_BYTES = 100 * 1024 * 1024
+
+
+@dataclass
+class Added:
+    """The outcome of one add: the new document, or why not."""
+
+    document: Document | None = None
+    existing: list[Document] = field(default_factory=list)  # asks "replace / refresh?"
+    error: str = ""
+    name: str = ""
+
+
+def uploads_source(owner) -> Source:
+    """Uploads and web pages; cloud-allowed (handed to Jarvis on purpose)."""
+    source, _ = Source.objects.get_or_create(
+        owner=owner,
+        kind=Source.Kind.UPLOADS,
+        name=UPLOADS_NAME,
+        defaults={"cloud": Source.Cloud.ALLOWED, "private_dirs": []},
+    )
+    return source
+
+
+def papers_source(owner) -> Source:
+    source, _ = Source.objects.get_or_create(
+        owner=owner,
+        kind=Source.Kind.PAPERS,
+        name=PAPERS_NAME,
+        defaults={"cloud": Source.Cloud.ALLOWED, "private_dirs": []},
+    )
+    return source
+
+
+def _free_path(source: Source, name: str) -> str:
+    stem, dot, suffix = name.rpartition(".")
+    if not dot:
+        stem, suffix = name, ""
+    candidate, n = name, 1
+    taken = Document.objects.filter(source=source)
+    while taken.filter(path=candidate).exists():
+        n += 1
+        candidate = f"{stem} ({n}).{suffix}" if suffix else f"{stem} ({n})"
+    return candidate
+
+
+def upload(*, owner, name: str, data: bytes) -> Added:
+    """One uploaded file. Typed by its bytes; over the size limit, of an
+    unsupported type or lying about its extension → an error for this file only."""
+    name = safe_filename(name)
+    limit = settings.UPLOAD_MAX_MB * 1024 * 1024
+    if len(data) > limit:
+        return Added(error=f"larger than the {settings.UPLOAD_MAX_MB} MB limit", name=name)
+    try:
+        kind = KIND_BY_SNIFF[sniff(data, name)]
+    except UnsupportedFile as exc:
+        return Added(error=str(exc), name=name)
+    source = uploads_source(owner)
+    digest = hashlib.sha256(data).hexdigest()
+    same = source.documents.filter(content_hash=digest).first()
+    if same is not None:
+        return Added(existing=[same], error=f"already in your library as “{same.title}”", name=name)
+    relative = store(area="uploads", owner_id=owner.pk, data=data, filename=name)
+    with transaction.atomic():
+        document = Document.objects.create(
+            source=source,
+            path=_free_path(source, name),
+            title=name,
+            kind=kind,
+            content_hash=digest,
+            size=len(data),
+            original=relative,
+            status=Document.Status.PENDING,
+        )
+    return Added(document=document, name=name)
+
+
+def normalise_url(url: str) -> str:
+    parts = urlsplit(url.strip())
+    path = parts.path or "/"
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}{query}"
+
+
+def add_web_page(*, owner, url: str, refresh: bool = False) -> Added:
+    """Fetch a page through the SSRF guard and keep it as a document. A URL
+    already in the library is offered as a refresh (a new version of it)."""
+    url = url.strip()
+    try:
+        wanted = normalise_url(url)
+    except ValueError:
+        raise Refused("that is not a URL") from None
+    existing = list(visible_to(owner).filter(source__owner=owner, url=wanted, kind="web"))
+    if existing and not refresh:
+        return Added(existing=existing, name=url)
+    try:
+        page = fetch(url)
+    except FetchError as exc:
+        raise Refused(str(exc)) from exc
+    host = urlsplit(page.final_url).hostname or "page"
+    relative = store(area="web", owner_id=owner.pk, data=page.body, filename=f"{host}.html")
+    source = uploads_source(owner)
+    with transaction.atomic():
+        document = Document.objects.create(
+            source=source,
+            path=page.final_url[:1000],
+            title=url[:500],
+            kind=Document.Kind.WEB,
+            content_hash=hashlib.sha256(page.body).hexdigest(),
+            size=len(page.body),
+            url=wanted,
+            site=host,
+            fetched_at=page.fetched_at,
+            original=relative,
+            status=Document.Status.PENDING,
+        )
+    return Added(document=document, name=url)
+
+
+def normalise_title(title: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", title.lower()).split())
+
+
+@dataclass
+class PaperPlan:
+    """A paper ready to ingest: the new document and the entries it replaces."""
+
+    document: Document
+    meta: arxiv.PaperMeta
+    replaces: list[int]
+
+
+def add_paper(*, owner, text: str, replace: bool = False) -> Added | PaperPlan:
+    """An arXiv paper by id or URL: metadata from the arXiv API, the PDF
+    downloaded. A paper already in the library (same arXiv id or URL, or the
+    same title) is returned for confirmation unless `replace`."""
+    paper_id = arxiv.parse_arxiv_id(text)
+    if paper_id is None:
+        raise Refused(f"{text!r} is not an arXiv id or arXiv URL")
+    try:
+        meta = arxiv.fetch_metadata(paper_id)
+    except JarvisError:
+        raise
+    title_key = normalise_title(meta.title)
+    duplicates = [
+        d
+        for d in Document.objects.filter(source__owner=owner).filter(
+            Q(arxiv_id=paper_id.id) | Q(url=paper_id.canonical_url) | Q(kind="paper")
+        )
+        if d.arxiv_id == paper_id.id
+        or d.url == paper_id.canonical_url
+        or normalise_title(d.title) == title_key
+    ]
+    if duplicates and not replace:
+        return Added(existing=duplicates, name=meta.title)
+    try:
+        pdf = arxiv.download_pdf(meta)
+    except FetchError as exc:
+        raise Refused(f"could not download the PDF: {exc}") from exc
+    source = papers_source(owner)
+    relative = store(
+        area="papers", owner_id=owner.pk, data=pdf, filename=f"{paper_id.id.replace('/', '_')}.pdf"
+    )
+    document = Document.objects.create(
+        source=source,
+        path=_free_path(source, f"arXiv {paper_id.id}"),
+        title=meta.title[:500],
+        authors=", ".join(meta.authors)[:1000],
+        doi=meta.doi[:200],
+        kind=Document.Kind.PAPER,
+        content_hash=hashlib.sha256(pdf).hexdigest(),
+        size=len(pdf),
+        url=paper_id.canonical_url,
+        arxiv_id=paper_id.id,
+        site="arxiv.org",
+        original=relative,
+        status=Document.Status.PENDING,
+    )
+    return PaperPlan(document=document, meta=meta, replaces=[d.pk for d in duplicates])
+
+
+def paper_ingest_options(meta: arxiv.PaperMeta) -> dict:
+    """What the arXiv API knows that the PDF parser would only guess."""
+    options = {"title": meta.title, "authors": ", ".join(meta.authors), "doi": meta.doi}
+    if meta.published:
+        options["date_override"] = (meta.published, Document.DateSource.PUBLISHED)
+    return options
+
+
+def file_paths_of(document: Document) -> list[str]:
+    return list(DocumentFile.objects.filter(document=document).values_list("path", flat=True))

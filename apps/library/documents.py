@@ -1,0 +1,172 @@
+"""Services on one document: (re)ingest from its original, edit metadata,
+remove from the library, reprocess a collection."""
+
+from __future__ import annotations
+
+import logging
+from datetime import date
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.core.errors import Refused
+from apps.library import index
+from apps.library.embeddings import Embedder, get_embedder
+from apps.library.ingest import apply_parsed, embed_missing, mark_failed, parse_bytes, prepare
+from apps.library.models import Document, Source, SourceExclusion
+from apps.library.parsing.types import UnreadableDocument
+from apps.library.storage import original_path, read_original
+from apps.library.sync import refresh_families, sync_source
+
+logger = logging.getLogger(__name__)
+
+EDITABLE_KINDS = (Document.Kind.PAPER, Document.Kind.WEB)
+EDITABLE_FIELDS = ("title", "authors", "doi")
+
+
+def set_status(document: Document, status: str, error: str = "") -> None:
+    document.status, document.error = status, error
+    Document.objects.filter(pk=document.pk).update(status=status, error=error)
+
+
+def ingest_document(
+    document: Document,
+    *,
+    embedder: Embedder | None = None,
+    full: bool = False,
+    title: str = "",
+    authors: str = "",
+    doi: str = "",
+    date_override: tuple[date, str] | None = None,
+    replaces: list[int] | tuple[int, ...] = (),
+) -> Document:
+    """Parse a stored document's original and index it: pending → parsing →
+    ready or failed. `full` re-embeds every chunk instead of reusing vectors
+    for unchanged text. Known metadata (a paper's title from arXiv) wins over
+    what the parser guessed. `replaces`: documents this one supersedes; they
+    are removed in the same transaction that writes it, so there is never a
+    moment with no copy or with two."""
+    source = document.source
+    set_status(document, Document.Status.PARSING)
+    try:
+        data = read_original(document)
+        mtime_ns = original_path(document).stat().st_mtime_ns
+        parsed = parse_bytes(data, kind=document.kind, filename=document.path, url=document.url)
+    except (UnreadableDocument, Refused) as exc:
+        mark_failed(document, source=source, path=document.path, reason=str(exc))
+        return document
+    if document.kind == Document.Kind.PAPER:
+        # A paper's metadata came from arXiv; the PDF parser would only guess.
+        title, authors, doi = (
+            title or document.title,
+            authors or document.authors,
+            doi or document.doi,
+        )
+    parsed.title = title or parsed.title
+    parsed.authors = authors or parsed.authors
+    parsed.doi = doi or parsed.doi
+    prepared = prepare(parsed, parsed.title)
+    try:
+        if full:
+            _embed_all(prepared, embedder or get_embedder())
+        else:
+            embed_missing(prepared, embedder=embedder or get_embedder(), source=source)
+    except Exception as exc:  # recorded on the document; the job run records the traceback
+        set_status(document, Document.Status.FAILED, f"embedding failed: {exc}")
+        raise
+    fallback = None
+    if document.fetched_at:
+        fallback = (timezone.localtime(document.fetched_at).date(), Document.DateSource.FETCHED)
+    with transaction.atomic():
+        apply_parsed(
+            document,
+            source=source,
+            parsed=parsed,
+            prepared=prepared,
+            path=document.path,
+            mtime_ns=mtime_ns,
+            date_override=date_override,
+            date_fallback=fallback,
+        )
+        for old in Document.objects.filter(pk__in=replaces, source__owner=source.owner):
+            index.delete_document(old)
+    refresh_families(source)
+    document.refresh_from_db()
+    return document
+
+
+def _embed_all(prepared, embedder: Embedder) -> None:
+    texts = [index.embed_text(p.header, p.draft.section, p.draft.text) for p in prepared]
+    for p, vector in zip(prepared, embedder.embed_passages(texts), strict=True):
+        p.vector = vector
+
+
+def update_metadata(*, user, document: Document, title: str, authors: str, doi: str) -> Document:
+    """Correct a paper's or web page's title, authors or DOI. Metadata only:
+    nothing is re-embedded. Notes are read-only here: their file is the truth."""
+    if document.source.owner_id != user.pk:
+        raise Refused("only the owner can edit this document")
+    if document.kind not in EDITABLE_KINDS:
+        raise Refused("notes are edited in their file; Jarvis only reads them")
+    title = " ".join(title.split())[:500]
+    if not title:
+        raise Refused("a title cannot be empty")
+    values = {"title": title, "authors": " ".join(authors.split())[:1000], "doi": doi.strip()[:200]}
+    edited = set(document.edited or [])
+    for field, value in values.items():
+        if getattr(document, field) != value:
+            edited.add(field)
+        setattr(document, field, value)
+    document.edited = sorted(edited)
+    # Last write wins: two tabs saving in turn both succeed, the later one shows.
+    document.save(update_fields=[*values, "edited", "updated_at"])
+    return document
+
+
+def remove_document(*, user, document: Document) -> int:
+    """Remove a document from the library: its chunks, keyword rows and vectors
+    go in one transaction. No file is touched: a folder document's path is
+    remembered as excluded so the next sync leaves it out."""
+    if document.source.owner_id != user.pk:
+        raise Refused("only the owner can remove this document")
+    with transaction.atomic():
+        if document.source.is_folder:
+            for path in {document.path, *document.files.values_list("path", flat=True)}:
+                SourceExclusion.objects.get_or_create(source=document.source, path=path)
+        rows = index.delete_document(document)
+    refresh_families(document.source)
+    return rows
+
+
+def restore_path(*, user, source: Source, path: str) -> None:
+    if source.owner_id != user.pk:
+        raise Refused("only the owner can restore files of this collection")
+    SourceExclusion.objects.filter(source=source, path=path).delete()
+
+
+def reprocess_source(source: Source, *, mode: str = "full") -> tuple[int, int]:
+    """Re-parse and re-embed every document of a collection (`full`), only
+    retry the failed ones (`failed`), or sync a folder (`sync`). Returns
+    (done, failed)."""
+    if mode not in ("full", "failed", "sync"):
+        raise Refused("reprocess mode is 'full', 'failed' or 'sync'")
+    if mode == "sync":
+        report = sync_source(source)
+        return report.added + report.updated, len(report.failed)
+    documents = source.documents.all()
+    if mode == "failed":
+        # The page marks them pending while they wait for this job.
+        documents = documents.filter(status__in=[Document.Status.FAILED, Document.Status.PENDING])
+    done = failed = 0
+    for document in documents.order_by("pk"):
+        result = ingest_document(document, full=mode == "full")
+        done += 1
+        failed += result.status == Document.Status.FAILED
+    return done, failed
+
+
+def mark_pending(documents) -> int:
+    """Show documents as queued for reprocessing before the worker starts."""
+    return Document.objects.filter(pk__in=[d.pk for d in documents]).update(
+        status=Document.Status.PENDING, error=""
+    )

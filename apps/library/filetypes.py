@@ -1,0 +1,273 @@
+"""What kind of file an upload is, decided by its bytes rather than its name.
+
+A name is only a claim: `sniff` reads the magic numbers and the text itself,
+and refuses a file whose known extension disagrees with what the bytes are
+("named .pdf but the bytes are a Windows program"). HTML, Markdown and plain
+text are one family: a `.txt` holding HTML is HTML, a `.md` without any
+Markdown syntax is still Markdown. A missing or unknown extension is typed by
+the bytes alone.
+
+Pure and fast: only the first few kilobytes are examined for signatures and
+HTML; the text is decoded once to check it is UTF-8 (which is what the text
+parsers will need anyway). A ZIP is opened in memory only to read its
+directory and its tiny `mimetype` entry, never to extract anything else.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from pathlib import PurePosixPath
+
+from apps.library.parsing.frontmatter import split_frontmatter
+
+KINDS = ("pdf", "epub", "html", "markdown", "text")
+
+
+class UnsupportedFile(Exception):
+    """The upload is refused; the message is the per-file reason shown to the person."""
+
+
+# The family each known extension claims; html/markdown/text share "text".
+_EXTENSION_FAMILY = {
+    ".pdf": "pdf",
+    ".epub": "epub",
+    ".html": "text",
+    ".htm": "text",
+    ".xhtml": "text",
+    ".md": "text",
+    ".markdown": "text",
+    ".txt": "text",
+}
+_MARKDOWN_EXTENSIONS = (".md", ".markdown")
+_FAMILY = {"pdf": "pdf", "epub": "epub", "html": "text", "markdown": "text", "text": "text"}
+# How a kind is named when the extension claimed something else.
+_KIND_NAMES = {
+    "pdf": "a PDF",
+    "epub": "an EPUB e-book",
+    "html": "a web page (HTML)",
+    "markdown": "Markdown text",
+    "text": "plain text",
+}
+
+PDF_HEADER_WINDOW = 1024  # readers accept the %PDF- header anywhere in the first KB
+TEXT_SAMPLE = 8192  # bytes checked for NULs and control characters
+MARKDOWN_SAMPLE = 65536  # characters searched for Markdown syntax
+MAX_CONTROL_FRACTION = 0.01
+MAX_MIMETYPE_BYTES = 100
+
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_EPUB_MIMETYPE = b"application/epub+zip"
+
+# (prefix, what it is), checked in order at offset 0. A prefix of printable
+# characters alone could begin a note ("ID3 tags explained"), so for those the
+# header must also hold bytes that never occur in text (see _binary_signature).
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"II*\x00", "a TIFF image"),
+    (b"MM\x00*", "a TIFF image"),
+    (b"\x00\x00\x01\x00", "an icon image"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an Office document"),  # .doc/.xls/.ppt
+    (b"{\\rtf", "an RTF document"),
+    (b"MZ", "a Windows program"),
+    (b"\x7fELF", "a Linux program"),
+    (b"\xcf\xfa\xed\xfe", "a macOS program"),
+    (b"\xce\xfa\xed\xfe", "a macOS program"),
+    (b"\xca\xfe\xba\xbe", "a macOS program"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"BZh", "a bzip2 archive"),
+    (b"\xfd7zXZ\x00", "an xz archive"),
+    (b"(\xb5/\xfd", "a zstd archive"),
+    (b"7z\xbc\xaf'\x1c", "a 7-Zip archive"),
+    (b"Rar!\x1a\x07", "a RAR archive"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+    (b"OggS", "an audio file"),
+    (b"fLaC", "an audio file"),
+    (b"ID3", "an audio file"),
+    (b"\xff\xfb", "an audio file"),  # MP3 frames without an ID3 tag
+    (b"\xff\xf3", "an audio file"),
+    (b"\xff\xf2", "an audio file"),
+    (b"\x1aE\xdf\xa3", "a video file"),  # Matroska / WebM
+    (b"wOFF", "a font file"),
+    (b"wOF2", "a font file"),
+)
+_RIFF_FORMS = {b"WEBP": "a WebP image", b"WAVE": "an audio file", b"AVI ": "a video file"}
+_ZIP_SIGNATURES = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
+_HEIF_BRANDS = (b"heic", b"heix", b"hevc", b"heim", b"heis", b"mif1", b"msf1", b"avif")
+# What zipfile raises on damaged, encrypted or exotic archives.
+_ZIP_ERRORS = (zipfile.BadZipFile, ValueError, OSError, EOFError, RuntimeError, NotImplementedError)
+BINARY_HEADER = 64  # where a printable signature must be followed by non-text bytes
+
+# What may come before the first tag of an HTML document.
+_HTML_PREAMBLE = re.compile(r"\A(?:\s+|<!--.*?-->|<\?xml[^>]*\?>)*", re.S)
+_HTML_START = re.compile(r"<(?:!doctype\s+html|html|head|body)(?=[\s>/])", re.I)
+
+_MD_HEADING = re.compile(r"^#{1,6}[ \t]+\S", re.M)
+_MD_WIKILINK = re.compile(r"\[\[[^\]\n]+\]\]")
+_MD_FRONTMATTER_KEY = re.compile(r"^[\w-]+[ \t]*:", re.M)
+# C0 controls other than tab, newline, vertical tab, form feed, carriage return, escape.
+_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
+
+
+def sniff(data: bytes, filename: str) -> str:
+    """The kind of `data` (one of KINDS), or UnsupportedFile with the reason.
+
+    `filename` is only used to check the claim its extension makes and to tell
+    Markdown from plain text when the text itself does not say.
+    """
+    # Only a short file can be all whitespace worth catching here (a longer
+    # one is caught once decoded), and stripping a large upload would copy it.
+    if not data or (len(data) <= TEXT_SAMPLE and not data.strip()):
+        raise UnsupportedFile("empty file")
+    extension = PurePosixPath(filename.replace("\\", "/")).suffix.lower()
+    claimed = _EXTENSION_FAMILY.get(extension)
+    try:
+        kind = _kind_of(data, extension)
+    except _Binary as exc:
+        if claimed:
+            raise UnsupportedFile(f"named {extension} but the bytes are {exc.what}") from None
+        raise UnsupportedFile(f"looks like {exc.what}") from None
+    except _Undecodable as exc:
+        # Text in an encoding we cannot read: under a text name that is the
+        # problem to report; under a .pdf or .epub name, the name is wrong.
+        if claimed and claimed != "text":
+            raise UnsupportedFile(f"named {extension} but the bytes are plain text") from None
+        raise UnsupportedFile(str(exc)) from None
+    if claimed and claimed != _FAMILY[kind]:
+        raise UnsupportedFile(f"named {extension} but the bytes are {_KIND_NAMES[kind]}")
+    return kind
+
+
+class _Binary(Exception):
+    """Internal: the bytes are not a document; `what` says what they look like."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
+class _Undecodable(Exception):
+    """Internal: text, but not in an encoding the text parsers read."""
+
+
+def _kind_of(data: bytes, extension: str) -> str:
+    head = data[:PDF_HEADER_WINDOW]
+    if _is_pdf(data):
+        return "pdf"
+    if head.startswith(_ZIP_SIGNATURES):
+        return _zip_kind(data)
+    what = _binary_signature(head)
+    if what:
+        raise _Binary(what)
+    return _text_kind(data, extension)
+
+
+def _is_pdf(data: bytes) -> bool:
+    if data.startswith(b"%PDF-"):
+        return True
+    # A header a little way in (after a MacBinary or mail prefix) is still a
+    # PDF, but a note that merely mentions "%PDF-" is not: require the trailer.
+    return b"%PDF-" in data[:PDF_HEADER_WINDOW] and b"%%EOF" in data[-2048:]
+
+
+def _binary_signature(head: bytes) -> str:
+    binary_header = bool(_CONTROL_BYTES.search(head[:BINARY_HEADER]))
+    for prefix, what in _SIGNATURES:
+        if head.startswith(prefix) and (binary_header or not _printable(prefix)):
+            return what
+    if not binary_header:
+        return ""
+    if head[:4] == b"RIFF":
+        return _RIFF_FORMS.get(head[8:12], "a media file")
+    if head[4:8] == b"ftyp":
+        return "an HEIC image" if head[8:12] in _HEIF_BRANDS else "a video or audio file"
+    return ""
+
+
+def _printable(prefix: bytes) -> bool:
+    return all(0x20 <= byte < 0x7F for byte in prefix)
+
+
+def _zip_kind(data: bytes) -> str:
+    """Return "epub" for an EPUB; raise _Binary saying what any other ZIP is."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = archive.namelist()
+            mimetype = _small_entry(archive, "mimetype") if "mimetype" in names else b""
+    except _ZIP_ERRORS:
+        # A damaged archive: its first local header still says what it was
+        # meant to be, and an EPUB is better refused by the EPUB parser, which
+        # can say what is wrong with it.
+        if data[30:38] == b"mimetype" and _EPUB_MIMETYPE in data[38:80]:
+            return "epub"
+        raise _Binary("a ZIP archive") from None
+    if mimetype.strip() == _EPUB_MIMETYPE:
+        return "epub"
+    if mimetype.startswith(b"application/vnd.oasis.opendocument"):
+        raise _Binary("an Office document")
+    if "[Content_Types].xml" in names:
+        if any(name.startswith(("word/", "xl/", "ppt/")) for name in names):
+            raise _Binary("an Office document")
+        raise _Binary("an Office Open XML package")
+    raise _Binary("a ZIP archive")
+
+
+def _small_entry(archive: zipfile.ZipFile, name: str) -> bytes:
+    info = archive.getinfo(name)
+    if info.file_size > MAX_MIMETYPE_BYTES:
+        return b""
+    with archive.open(info) as entry:
+        return entry.read(MAX_MIMETYPE_BYTES)
+
+
+def _text_kind(data: bytes, extension: str) -> str:
+    if data.startswith(_UTF16_BOMS):
+        return _utf16_kind(data)
+    sample = data[:TEXT_SAMPLE]
+    if (
+        b"\x00" in sample
+        or len(_CONTROL_BYTES.findall(sample)) > len(sample) * MAX_CONTROL_FRACTION
+    ):
+        raise _Binary("binary data")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        # HTML says which encoding it is in (the HTML parser reads <meta charset>);
+        # anything else must be UTF-8 for the text parsers.
+        if looks_like_html(sample.decode("latin-1")):
+            return "html"
+        raise _Undecodable("not UTF-8 text") from None
+    if not text.strip():
+        raise UnsupportedFile("empty file")
+    if looks_like_html(text[:TEXT_SAMPLE]):
+        return "html"
+    if extension in _MARKDOWN_EXTENSIONS or _has_markdown(text[:MARKDOWN_SAMPLE]):
+        return "markdown"
+    return "text"
+
+
+def _utf16_kind(data: bytes) -> str:
+    text = data[:TEXT_SAMPLE].decode("utf-16", errors="replace")
+    if looks_like_html(text):
+        return "html"  # the HTML parser honours the BOM
+    raise _Undecodable("UTF-16 text; save it as UTF-8")
+
+
+def looks_like_html(text: str) -> bool:
+    """True when `text` starts as an HTML document does: a doctype or an
+    <html>/<head>/<body> tag, after any BOM, whitespace, comments or XML declaration."""
+    text = text.lstrip("\ufeff")
+    start = _HTML_PREAMBLE.match(text)
+    return bool(_HTML_START.match(text, start.end() if start else 0))
+
+
+def _has_markdown(text: str) -> bool:
+    """ATX headings, [[wikilinks]] or a YAML frontmatter block: syntax plain text lacks."""
+    frontmatter, _ = split_frontmatter(text)
+    if frontmatter is not None and _MD_FRONTMATTER_KEY.search(frontmatter):
+        return True
+    return bool(_MD_HEADING.search(text) or _MD_WIKILINK.search(text))

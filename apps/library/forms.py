@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.models import Group
+
+from apps.accounts.models import User
+from apps.library.models import Source
+
+
+def _split_dirs(value: str) -> list[str]:
+    return [part.strip() for part in value.replace("\n", ",").split(",") if part.strip()]
+
+
+class CollectionForm(forms.Form):
+    sharing = forms.ChoiceField(choices=Source.Sharing.choices)
+    groups = forms.ModelMultipleChoiceField(
+        queryset=Group.objects.order_by("name"), required=False, widget=forms.CheckboxSelectMultiple
+    )
+    cloud = forms.ChoiceField(choices=Source.Cloud.choices, label="Cloud models")
+    private_dirs = forms.CharField(
+        required=False,
+        label="Private folders",
+        help_text=(
+            "Comma-separated, relative to the folder. Owner-only and never sent to a cloud model."
+        ),
+    )
+    unversioned_dirs = forms.CharField(
+        required=False,
+        label="Unversioned folders",
+        help_text="Diaries and logs: every file there is its own document, never an old version.",
+    )
+
+    def __init__(self, *args, source: Source, **kwargs) -> None:
+        initial = {
+            "sharing": source.sharing,
+            "groups": list(source.shared_groups.all()),
+            "cloud": source.cloud,
+            "private_dirs": ", ".join(source.private_dirs),
+            "unversioned_dirs": ", ".join(source.unversioned_dirs),
+        }
+        super().__init__(*args, initial=initial, **kwargs)
+        self.source = source
+        if not source.is_folder:
+            del self.fields["private_dirs"]
+            del self.fields["unversioned_dirs"]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        for name in ("private_dirs", "unversioned_dirs"):
+            if name in data:
+                data[name] = _split_dirs(data[name])
+        return data
+
+
+class RegisterFolderForm(forms.Form):
+    owner = forms.ModelChoiceField(queryset=User.objects.none(), required=False)
+    name = forms.CharField(max_length=100)
+    path = forms.CharField(
+        max_length=1000, help_text="A folder under the vaults root (JARVIS_VAULTS_ROOT)."
+    )
+    kind = forms.ChoiceField(
+        choices=[(Source.Kind.VAULT, "Vault folder"), (Source.Kind.INBOX, "PDF inbox")]
+    )
+    sharing = forms.ChoiceField(
+        choices=[
+            (Source.Sharing.OWNER, "Only the owner"),
+            (Source.Sharing.HOUSEHOLD, "The household"),
+        ]
+    )
+    cloud = forms.ChoiceField(choices=Source.Cloud.choices, initial=Source.Cloud.LOCAL_ONLY)
+
+    def __init__(self, *args, user, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if user.is_staff:
+            self.fields["owner"].queryset = User.objects.filter(is_active=True).order_by("username")
+            self.fields["owner"].initial = user.pk
+        else:
+            del self.fields["owner"]  # people register folders for themselves
+
+    def clean(self) -> dict:
+        data = super().clean()
+        data.setdefault("owner", None)
+        return data
+
+
+class UrlForm(forms.Form):
+    url = forms.CharField(max_length=2000, label="Web page or arXiv paper")
+    refresh = forms.BooleanField(required=False)
+    replace = forms.BooleanField(required=False)

@@ -1,0 +1,1 @@
+"""Library pages, split by what they are about."""

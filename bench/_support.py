@@ -108,3 +108,20 @@ def corpus_paragraphs(limit: int, min_chars: int = 200, max_chars: int = 900) ->
         if len(seen) >= limit:
             break
     return list(seen)[:limit]
+
+
+class Operator:
+    """Registers folders as the server's operator does (every permission)."""
+
+    def has_perm(self, perm: str) -> bool:
+        return True
+
+
+def bench_user_with_vault(folder: Path):
+    """A user owning `folder` as a registered vault source (Django must be set up)."""
+    from apps.accounts.services import user_create
+    from apps.library.services import source_register
+
+    user = user_create(username="bench", password="x" * 12, validate=False)
+    source = source_register(actor=Operator(), owner=user, name="bench", path=str(folder))
+    return user, source

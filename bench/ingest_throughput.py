@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _support import corpus_paragraphs, django_in
+from _support import bench_user_with_vault, corpus_paragraphs, django_in
 from _vaults import write_vault
 
 
@@ -58,20 +58,13 @@ def main() -> None:
     write_vault(folder, args.notes)
     django_in(data, JARVIS_VAULTS_ROOT=str(vaults))
 
-    from apps.accounts.services import user_create
     from apps.library import index
     from apps.library.embeddings import get_embedder
     from apps.library.models import Chunk
     from apps.library.parsing.pdf import extract_pdf
-    from apps.library.services import source_register
     from apps.library.sync import sync_source
 
-    class Operator:
-        def has_perm(self, perm: str) -> bool:
-            return True
-
-    user = user_create(username="bench", password="x" * 12, validate=False)
-    source = source_register(actor=Operator(), owner=user, name="bench", path=str(folder))
+    _user, source = bench_user_with_vault(folder)
     embedder = get_embedder()
     embedder.embed_passages(["warm up the model"])
 

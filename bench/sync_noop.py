@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _support import django_in
+from _support import bench_user_with_vault, django_in
 from _vaults import write_vault
 
 
@@ -34,16 +34,9 @@ def main() -> None:
 
     from django.db import connection
 
-    from apps.accounts.services import user_create
-    from apps.library.services import source_register
     from apps.library.sync import sync_source
 
-    class Operator:
-        def has_perm(self, perm: str) -> bool:
-            return True
-
-    user = user_create(username="bench", password="x" * 12, validate=False)
-    source = source_register(actor=Operator(), owner=user, name="bench", path=str(folder))
+    _user, source = bench_user_with_vault(folder)
 
     first = sync_source(source)
     print(

@@ -42,25 +42,24 @@ class Added:
     name: str = ""
 
 
-def uploads_source(owner) -> Source:
-    """Uploads and web pages; cloud-allowed (handed to Jarvis on purpose)."""
+def _own_source(owner, kind: str, name: str) -> Source:
+    # Things a person hands to Jarvis on purpose start cloud-allowed.
     source, _ = Source.objects.get_or_create(
         owner=owner,
-        kind=Source.Kind.UPLOADS,
-        name=UPLOADS_NAME,
+        kind=kind,
+        name=name,
         defaults={"cloud": Source.Cloud.ALLOWED, "private_dirs": []},
     )
     return source
+
+
+def uploads_source(owner) -> Source:
+    """Uploads and web pages."""
+    return _own_source(owner, Source.Kind.UPLOADS, UPLOADS_NAME)
 
 
 def papers_source(owner) -> Source:
-    source, _ = Source.objects.get_or_create(
-        owner=owner,
-        kind=Source.Kind.PAPERS,
-        name=PAPERS_NAME,
-        defaults={"cloud": Source.Cloud.ALLOWED, "private_dirs": []},
-    )
-    return source
+    return _own_source(owner, Source.Kind.PAPERS, PAPERS_NAME)
 
 
 def _free_path(source: Source, name: str) -> str:

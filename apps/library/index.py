@@ -159,18 +159,24 @@ def known_vectors(hashes: Iterable[str], *, among: QuerySet[Chunk]) -> dict[str,
     if not by_id:
         return {}
     found: dict[str, np.ndarray] = {}
+    for chunk_id, blob in stored_vectors(list(by_id), generation).items():
+        found.setdefault(by_id[chunk_id], from_blob(blob).copy())
+    return found
+
+
+def stored_vectors(chunk_ids: Sequence[int], generation: int) -> dict[int, bytes]:
+    """The stored float vectors (as blobs) of these chunks, in batches."""
+    vectors: dict[int, bytes] = {}
     with connection.cursor() as cursor:
-        ids = list(by_id)
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
+        for start in range(0, len(chunk_ids), 500):
+            batch = list(chunk_ids[start : start + 500])
             marks = ",".join("%s" for _ in batch)
             cursor.execute(
                 f"SELECT chunk_id, vector FROM {emb_table(generation)} WHERE chunk_id IN ({marks})",
                 batch,
             )
-            for chunk_id, blob in cursor.fetchall():
-                found.setdefault(by_id[chunk_id], from_blob(blob).copy())
-    return found
+            vectors.update(dict(cursor.fetchall()))
+    return vectors
 
 
 def _delete_rows(chunk_ids: Sequence[int], generation: int) -> int:
@@ -300,16 +306,11 @@ def repartition(document: Document) -> int:
     ids = [c.id for c in chunks]
     if not ids:
         return len(changed)
+    vectors = stored_vectors(ids, generation)
     with connection.cursor() as cursor:
-        vectors = {}
         for start in range(0, len(ids), 500):
             batch = ids[start : start + 500]
             marks = ",".join("%s" for _ in batch)
-            cursor.execute(
-                f"SELECT chunk_id, vector FROM {emb_table(generation)} WHERE chunk_id IN ({marks})",
-                batch,
-            )
-            vectors.update(dict(cursor.fetchall()))
             cursor.execute(
                 f"DELETE FROM {vec_table(generation)} WHERE chunk_id IN ({marks})", batch
             )

@@ -1,5 +1,6 @@
 """Every websocket route, gathered from the apps."""
 
+from apps.chats.routing import websocket_urlpatterns as chat_routes
 from apps.core.routing import websocket_urlpatterns as core_routes
 
-websocket_urlpatterns = [*core_routes]
+websocket_urlpatterns = [*core_routes, *chat_routes]

@@ -60,6 +60,10 @@ def _secret_key() -> str:
 
 SECRET_KEY = _secret_key()
 
+# Fernet keys for secrets at rest (API keys, SSH credentials): the first
+# encrypts, all decrypt. Empty: a key generated into DATA_DIR/fernet.key.
+FERNET_KEYS = env_list("JARVIS_FERNET_KEYS", [])
+
 ALLOWED_HOSTS = env_list("JARVIS_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("JARVIS_CSRF_TRUSTED_ORIGINS", [])
 
@@ -231,6 +235,14 @@ JOB_RUNS_KEEP_DAYS = env_int("JARVIS_JOB_RUNS_KEEP_DAYS", 30, minimum=1)
 EMBEDDING_MODEL = env_str("JARVIS_EMBEDDING_MODEL", "all-MiniLM-L6-v2-onnx-int8")
 EMBEDDING_THREADS = env_int("JARVIS_EMBEDDING_THREADS", 2, minimum=1)
 UPLOAD_MAX_MB = env_int("JARVIS_UPLOAD_MAX_MB", 50, minimum=1)
+
+# --- Chat
+CHAT_MAX_CHARS = env_int("JARVIS_CHAT_MAX_CHARS", 32_000, minimum=100)
+CHAT_MAX_TOOL_ROUNDS = env_int("JARVIS_CHAT_MAX_TOOL_ROUNDS", 6, minimum=1)
+# Compact (summarise earlier turns) when the request passes this share of the
+# model's context length (when the catalogue knows the length).
+CHAT_COMPACT_PERCENT = env_int("JARVIS_CHAT_COMPACT_PERCENT", 75, minimum=10)
+CHAT_REQUEST_TIMEOUT_SECONDS = env_int("JARVIS_CHAT_TIMEOUT_SECONDS", 120, minimum=5)
 
 # --- Fetching from the web (SSRF-guarded: apps/core/fetch.py)
 FETCH_TIMEOUT_SECONDS = env_int("JARVIS_FETCH_TIMEOUT_SECONDS", 20, minimum=1)

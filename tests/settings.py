@@ -20,7 +20,13 @@ os.environ.setdefault("JARVIS_HTTPS", "false")
 # A developer's shell may export these for their own instance; the suite ignores
 # them. Processes the suite starts (JARVIS_TEST_CHILD=1) get them set on purpose.
 if os.environ.get("JARVIS_TEST_CHILD") != "1":
-    for _name in ("JARVIS_DB_FILE", "JARVIS_HUEY_FILE", "JARVIS_SECRET_KEY", "JARVIS_VAULTS_ROOT"):
+    for _name in (
+        "JARVIS_DB_FILE",
+        "JARVIS_HUEY_FILE",
+        "JARVIS_SECRET_KEY",
+        "JARVIS_VAULTS_ROOT",
+        "JARVIS_FERNET_KEYS",
+    ):
         os.environ.pop(_name, None)
 
 from jarvis_site.settings import *  # noqa: E402,F403

@@ -21,6 +21,18 @@ class User(AbstractUser):
 
     display_name = models.CharField(max_length=80, blank=True)
     theme = models.CharField(max_length=10, choices=Theme.choices, default=Theme.SYSTEM)
+    # The model their chats start with; ignored (instance default) once they may
+    # no longer use it (apps.instance.selectors.default_model_for).
+    default_model = models.ForeignKey(
+        "instance.ModelEntry",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    # How they like answers written; blank means the built-in style
+    # (apps.instance.prompts.DEFAULT_RESPONSE_STYLE).
+    response_style = models.TextField(blank=True)
 
     class Meta:
         permissions = [

@@ -1,10 +1,242 @@
+"""Chat pages. Sending, stopping and switching model are async views: a reply
+is started as a task on the web process's event loop (runner.REGISTRY)."""
+
+from __future__ import annotations
+
+import contextlib
+
+from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from apps.chats import services
+from apps.chats.frames import ReplyView
+from apps.chats.history import search_chats
+from apps.chats.models import Chat, PendingAction
+from apps.chats.runner import REGISTRY, mark_interrupted
+from apps.chats.selectors import busy_message, chats_of, get_chat_for
+from apps.core.errors import Conflict, JarvisError
+
+
+def _page_context(user, chat: Chat | None) -> dict:
+    from apps.instance.selectors import default_model_for, models_for
+
+    context = {
+        "chats": list(chats_of(user)[:200]),
+        "chat": chat,
+        "models": list(models_for(user)),
+        "default_model": default_model_for(user),
+        "configure_link": user.is_staff,
+        "items": [],
+        "busy_message": None,
+    }
+    if chat is not None:
+        mark_interrupted(chat)
+        messages = list(chat.messages.prefetch_related("actions").order_by("pk"))
+        context["items"] = [
+            (m, ReplyView.of(m, configure_link=user.is_staff) if m.role == "assistant" else None)
+            for m in messages
+        ]
+        busy = busy_message(chat)
+        context["busy_message"] = busy.pk if busy else None
+        context["compacted_upto"] = chat.summary_upto
+    return context
 
 
 @login_required
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "chats/index.html")
+    return render(request, "chats/chat.html", _page_context(request.user, None))
+
+
+@login_required
+@require_GET
+def detail(request: HttpRequest, pk: int) -> HttpResponse:
+    chat = get_chat_for(request.user, pk)
+    return render(request, "chats/chat.html", _page_context(request.user, chat))
+
+
+def _mentions(request: HttpRequest) -> list[dict]:
+    mentions = []
+    for value in request.POST.getlist("mention")[:20]:
+        kind, _, pk = value.partition(":")
+        if kind in ("document", "collection") and pk.isdigit():
+            mentions.append({"kind": kind, "id": int(pk)})
+    return mentions
+
+
+def _start(user, chat: Chat | None, request: HttpRequest):
+    return services.start_turn(
+        user=user,
+        chat=chat,
+        text=request.POST.get("text", ""),
+        mentions=_visible_mentions(user, _mentions(request)),
+        model_label=request.POST.get("model", "").strip(),
+    )
+
+
+def _visible_mentions(user, mentions: list[dict]) -> list[dict]:
+    """Keep only mentions of things the person may read (a forged id is dropped)."""
+    from apps.library.selectors import sources_visible_to, visible_to
+
+    wanted = {
+        kind: [m["id"] for m in mentions if m["kind"] == kind]
+        for kind in ("document", "collection")
+    }
+    allowed = {
+        "document": set(
+            visible_to(user).filter(pk__in=wanted["document"]).values_list("pk", flat=True)
+        ),
+        "collection": set(
+            sources_visible_to(user)
+            .filter(pk__in=wanted["collection"])
+            .values_list("pk", flat=True)
+        ),
+    }
+    return [m for m in mentions if m["id"] in allowed[m["kind"]]]
+
+
+@login_required
+@require_POST
+async def send_new(request: HttpRequest) -> HttpResponse:
+    user = await request.auser()
+    try:
+        chat, _question, answer = await sync_to_async(_start)(user, None, request)
+    except JarvisError as exc:
+        return HttpResponse(_error(str(exc)), status=400)
+    REGISTRY.start(answer.pk, chat.pk)
+    url = reverse("chats:detail", args=[chat.pk])
+    if request.headers.get("HX-Request"):
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = url
+        return response
+    return redirect(url)
+
+
+@login_required
+@require_POST
+async def send(request: HttpRequest, pk: int) -> HttpResponse:
+    user = await request.auser()
+    chat = await sync_to_async(get_chat_for)(user, pk)
+    try:
+        chat, question, answer = await sync_to_async(_start)(user, chat, request)
+    except Conflict as exc:
+        return HttpResponse(_error(str(exc)), status=409)
+    except JarvisError as exc:
+        return HttpResponse(_error(str(exc)), status=400)
+    REGISTRY.start(answer.pk, chat.pk)
+    if not request.headers.get("HX-Request"):
+        return redirect("chats:detail", pk=chat.pk)
+    reply = await sync_to_async(ReplyView.of)(answer, actions=[], configure_link=user.is_staff)
+    html = await sync_to_async(render_to_string)(
+        "chats/_exchange.html", {"question": question, "reply": reply}, request=request
+    )
+    return HttpResponse(html)
+
+
+def _error(message: str) -> str:
+    return render_to_string("chats/_error.html", {"message": message})
+
+
+@login_required
+@require_POST
+async def stop(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
+    user = await request.auser()
+    chat = await sync_to_async(get_chat_for)(user, pk)
+    exists = await sync_to_async(chat.messages.filter(pk=message_id).exists)()
+    if not exists:
+        raise Http404
+    REGISTRY.cancel(message_id)
+    return HttpResponse(status=204)
+
+
+@login_required
+@require_POST
+def rename(request: HttpRequest, pk: int) -> HttpResponse:
+    chat = get_chat_for(request.user, pk)
+    with contextlib.suppress(JarvisError):  # an empty title keeps the old one
+        services.rename(chat=chat, title=request.POST.get("title", ""))
+    return redirect("chats:detail", pk=chat.pk)
+
+
+@login_required
+@require_POST
+def pin(request: HttpRequest, pk: int) -> HttpResponse:
+    chat = get_chat_for(request.user, pk)
+    services.toggle_pin(chat=chat)
+    return redirect("chats:detail", pk=chat.pk)
+
+
+@login_required
+@require_POST
+def delete(request: HttpRequest, pk: int) -> HttpResponse:
+    chat = get_chat_for(request.user, pk)
+    services.delete_chat(chat=chat)
+    return redirect("chats:index")
+
+
+@login_required
+@require_POST
+def notes_only(request: HttpRequest, pk: int) -> HttpResponse:
+    chat = get_chat_for(request.user, pk)
+    services.set_notes_only(chat=chat, notes_only=request.POST.get("notes_only") == "1")
+    return redirect("chats:detail", pk=chat.pk)
+
+
+@login_required
+@require_POST
+def model(request: HttpRequest, pk: int) -> HttpResponse:
+    chat = get_chat_for(request.user, pk)
+    try:
+        label = request.POST.get("model_free", "").strip() or request.POST.get("model", "")
+        services.set_model(user=request.user, chat=chat, label=label)
+    except JarvisError as exc:
+        from django.contrib import messages
+
+        messages.error(request, str(exc))
+    return redirect("chats:detail", pk=chat.pk)
+
+
+@login_required
+@require_GET
+def search(request: HttpRequest) -> HttpResponse:
+    query = request.GET.get("q", "").strip()[:200]
+    chats = search_chats(request.user, query) if query else list(chats_of(request.user)[:200])
+    return render(request, "chats/_chat_list.html", {"chats": chats, "query": query})
+
+
+@login_required
+@require_POST
+def action(request: HttpRequest, pk: int) -> HttpResponse:
+    pending = (
+        PendingAction.objects.select_related("message__chat")
+        .filter(pk=pk, message__chat__owner=request.user)
+        .first()
+    )
+    if pending is None:
+        raise Http404
+    result = services.resolve_action(
+        user=request.user, action=pending, confirm=request.POST.get("confirm") == "1"
+    )
+    pending.refresh_from_db()
+    return render(request, "chats/_action.html", {"action": pending, "result": result})
+
+
+@login_required
+@require_GET
+def mentions(request: HttpRequest) -> JsonResponse:
+    """Documents and collections matching what follows an @ in the composer."""
+    from apps.library.selectors import sources_visible_to, visible_to
+
+    query = request.GET.get("q", "").strip()[:100]
+    documents = (
+        visible_to(request.user).filter(title__icontains=query).order_by("-effective_date")[:8]
+    )
+    collections = sources_visible_to(request.user).filter(name__icontains=query)[:4]
+    items = [{"kind": "collection", "id": c.pk, "label": c.name} for c in collections]
+    items += [{"kind": "document", "id": d.pk, "label": d.title or d.path} for d in documents]
+    return JsonResponse({"items": items})

@@ -26,6 +26,7 @@ logger = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_SESSION_ENDED = 4403
+CLOSE_NOT_FOUND = 4404
 
 
 class AuthenticatedConsumer(AsyncJsonWebsocketConsumer):
@@ -37,12 +38,19 @@ class AuthenticatedConsumer(AsyncJsonWebsocketConsumer):
             return
         self.user = user
         self.session_key = session.session_key
+        if not await self.authorize():
+            await self.close(code=CLOSE_NOT_FOUND)  # before accept: another person's object
+            return
         self.groups_joined = [session_group(self.session_key), user_group(user.pk)]
         for group in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
         self.session_watch = asyncio.create_task(self._watch_session())
         await self.on_authenticated()
+
+    async def authorize(self) -> bool:
+        """Subclasses check the object the socket is about belongs to the user."""
+        return True
 
     async def on_authenticated(self) -> None:
         """Subclasses send their first frame here."""

@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ValidationError
 from django.db import models
+
+from apps.core import crypto
 
 
 class InstanceSettings(models.Model):
@@ -12,6 +17,18 @@ class InstanceSettings(models.Model):
         help_text="Let people create their own account from the sign-in page. "
         "New accounts join the household group.",
     )
+    default_model = models.ForeignKey(
+        "instance.ModelEntry",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The model a chat starts with when the person has not chosen one "
+        "(or may not use theirs).",
+    )
+    # Blank means the built-in prompt (apps.instance.prompts), so an upgrade
+    # that improves it reaches every instance that never changed it.
+    system_prompt = models.TextField(blank=True)
 
     class Meta:
         verbose_name = "instance settings"
@@ -23,3 +40,159 @@ class InstanceSettings(models.Model):
     def save(self, *args, **kwargs) -> None:
         self.pk = 1
         super().save(*args, **kwargs)
+
+
+def validate_base_url(value: str) -> None:
+    """http(s) with a host. Hostnames without a dot (`http://gpu-box:11434`) are
+    fine: household endpoints often have one. Credentials in the URL are refused;
+    the key has its own encrypted field."""
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a malformed port
+    except ValueError:
+        raise ValidationError("Enter a valid http:// or https:// URL.", code="invalid") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValidationError("Enter an http:// or https:// URL with a host.", code="invalid")
+    if any(ch.isspace() for ch in value):
+        raise ValidationError("A URL cannot contain spaces.", code="invalid")
+    if parts.username or parts.password:
+        raise ValidationError(
+            "Put the API key in its own field, not in the URL.", code="credentials"
+        )
+    if parts.query or parts.fragment:
+        raise ValidationError("The base URL takes no query or fragment.", code="invalid")
+
+
+def validate_connection_name(value: str) -> None:
+    # A model's label is "<connection>:<model id>" and model ids may contain
+    # colons (Ollama's "llama3.1:8b"), so the name must not.
+    if ":" in value:
+        raise ValidationError("A connection name cannot contain ':'.", code="colon")
+    if value != value.strip() or not value:
+        raise ValidationError("A connection name cannot start or end with a space.", code="space")
+
+
+class Connection(models.Model):
+    """An LLM endpoint: where requests go and with which key."""
+
+    class Kind(models.TextChoices):
+        OPENAI = "openai", "OpenAI-compatible"
+        ANTHROPIC = "anthropic", "Anthropic"
+
+    class Location(models.TextChoices):
+        LOCAL = "local", "Local (runs on your own network)"
+        CLOUD = "cloud", "Cloud (a third party's servers)"
+
+    name = models.CharField(max_length=60, unique=True, validators=[validate_connection_name])
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.OPENAI)
+    base_url = models.CharField(
+        "base URL",
+        max_length=500,
+        validators=[validate_base_url],
+        help_text="e.g. http://localhost:11434/v1 (Ollama), https://api.openai.com/v1, "
+        "https://api.anthropic.com",
+    )
+    # Fernet token (apps.core.crypto); never shown, never sent to a browser.
+    api_key_encrypted = models.TextField(blank=True, editable=False)
+    location = models.CharField(
+        max_length=10,
+        choices=Location.choices,
+        default=Location.CLOUD,
+        help_text="Choose local only for an endpoint on your own network or this server. "
+        "Notes marked local-only never go to a cloud connection; when unsure, keep cloud.",
+    )
+    enabled = models.BooleanField(default=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        self.name = self.name.strip()
+        self.base_url = self.base_url.strip().rstrip("/")
+
+    def set_api_key(self, text: str | None) -> None:
+        """Store a key (encrypted); blank clears it. Call save() afterwards."""
+        text = (text or "").strip()
+        self.api_key_encrypted = crypto.encrypt(text) if text else ""
+
+    @property
+    def api_key(self) -> str | None:
+        """The plain key, or None. Raises crypto.SecretUndecryptable if the key
+        it was stored with is gone."""
+        if not self.api_key_encrypted:
+            return None
+        return crypto.decrypt(self.api_key_encrypted)
+
+    @property
+    def masked_key(self) -> str:
+        if not self.api_key_encrypted:
+            return ""
+        try:
+            return crypto.mask(self.api_key)
+        except crypto.SecretUndecryptable:
+            # A listing must still render; the person needs to enter it again.
+            return "(cannot decrypt: enter it again)"
+
+    @property
+    def is_cloud(self) -> bool:
+        # Unknown is cloud: only an explicit "local" keeps content at home.
+        return self.location != self.Location.LOCAL
+
+
+class ModelEntry(models.Model):
+    """A model of a connection that people may pick, with what it can do."""
+
+    connection = models.ForeignKey(Connection, on_delete=models.CASCADE, related_name="models")
+    model_id = models.CharField(
+        "model id", max_length=200, help_text="As the endpoint names it, e.g. llama3.1:8b"
+    )
+    display_name = models.CharField(max_length=120, blank=True)
+    supports_tools = models.BooleanField(
+        default=False, help_text="Can call tools (needed to search the notes)."
+    )
+    supports_vision = models.BooleanField(default=False, help_text="Accepts images.")
+    context_length = models.PositiveIntegerField(
+        default=0, help_text="Context window in tokens; 0 = unknown."
+    )
+    enabled = models.BooleanField(default=True)
+    groups = models.ManyToManyField(
+        "auth.Group",
+        blank=True,
+        related_name="+",
+        help_text="Who may use it. Empty = everyone. Cloud models also need the "
+        "'use cloud models' permission.",
+    )
+
+    class Meta:
+        verbose_name = "model"
+        ordering = ["connection__name", "model_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["connection", "model_id"], name="instance_model_unique_per_connection"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.label
+
+    def clean(self) -> None:
+        self.model_id = self.model_id.strip()
+        self.display_name = self.display_name.strip()
+
+    @property
+    def label(self) -> str:
+        return f"{self.connection.name}:{self.model_id}"
+
+    @property
+    def name(self) -> str:
+        """What people see in a model picker."""
+        return self.display_name or self.model_id
+
+    @property
+    def is_cloud(self) -> bool:
+        return self.connection.is_cloud

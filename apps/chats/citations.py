@@ -1,0 +1,89 @@
+"""Citations: the model cites passages as [n]; code checks every number
+against the passages actually returned in this turn, removes the ones that
+match nothing (counting them), and renders the valid ones as chips that link
+to the document page, with its date and a warning when it is superseded."""
+
+from __future__ import annotations
+
+import re
+
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from apps.core.markdown import render_markdown
+
+_CITE = re.compile(r"\[(\d{1,3})\]")
+_TAG_OR_TEXT = re.compile(r"(<[^>]+>)")
+
+
+def verify(text: str, valid: set[int]) -> tuple[str, list[int], int]:
+    """(text without invalid citations, valid numbers in order of use, invalid count)."""
+    used: list[int] = []
+    invalid = 0
+
+    def keep(match: re.Match) -> str:
+        nonlocal invalid
+        number = int(match.group(1))
+        if number in valid:
+            if number not in used:
+                used.append(number)
+            return match.group(0)
+        invalid += 1
+        return ""
+
+    cleaned = _CITE.sub(keep, text)
+    cleaned = re.sub(r"[ \t]+([.,;:!?])", r"\1", cleaned)
+    cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)
+    return cleaned, used, invalid
+
+
+def chip(citation: dict) -> SafeString:
+    url = reverse("library:document", args=[citation["document_id"]])
+    anchor = f"{url}#chunk-{citation['chunk_id']}"
+    when = citation.get("date") or "undated"
+    if citation.get("is_latest", True):
+        title = f"{citation['title']} · {citation['path']} · {when}"
+        css = "cite"
+    else:
+        newer = citation.get("superseded_by") or "a newer version"
+        title = f"{citation['title']} · {when} · superseded by {newer}"
+        css = "cite cite--old"
+    return format_html(
+        '<a class="{}" href="{}" title="{}" data-cite="{}">{}</a>',
+        css,
+        anchor,
+        title,
+        citation["n"],
+        citation["n"],
+    )
+
+
+def render_answer(text: str, citations: list[dict]) -> SafeString:
+    """Markdown through the one sanitising path, then [n] → chips (outside code)."""
+    html = str(render_markdown(text))
+    by_number = {c["n"]: c for c in citations}
+    pieces = []
+    in_code = 0
+    for piece in _TAG_OR_TEXT.split(html):
+        if piece.startswith("<"):
+            name = piece.strip("</>").split()[0].lower() if piece.strip("</>") else ""
+            if name in ("code", "pre"):
+                in_code += -1 if piece.startswith("</") else 1
+            pieces.append(piece)
+            continue
+        if in_code:
+            pieces.append(piece)
+            continue
+        pieces.append(
+            _CITE.sub(
+                lambda m: (
+                    str(chip(by_number[int(m.group(1))]))
+                    if int(m.group(1)) in by_number
+                    else m.group(0)
+                ),
+                piece,
+            )
+        )
+    # Built from sanitised HTML plus chips made by format_html: safe by construction.
+    return SafeString("".join(pieces))

@@ -1,0 +1,106 @@
+"""Chats and their messages.
+
+A message stores its part of the conversation as provider-neutral blocks
+(`apps.chats.transcript`), so a chat can switch model mid-way; the rendered
+answer, reasoning, tool activity and citations are kept beside them for the
+page. Only the owner can see a chat: every lookup goes through
+`selectors.get_chat_for`.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Chat(models.Model):
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chats"
+    )
+    title = models.CharField(max_length=200, blank=True)
+    pinned = models.BooleanField(default=False)
+    # Set the first time local-only content enters the chat; never unset:
+    # a private chat may only continue on a local model.
+    private = models.BooleanField(default=False)
+    notes_only = models.BooleanField(default=True)
+    model_label = models.CharField(
+        max_length=300, blank=True
+    )  # "connection:model", blank = default
+    # Compaction: earlier turns summarised; messages up to `summary_upto` are
+    # hidden from the model's request (still shown to the person).
+    summary = models.TextField(blank=True)
+    summary_upto = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-pinned", "-updated_at"]
+
+    def __str__(self) -> str:
+        return self.title or f"Chat {self.pk}"
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        USER = "user", "You"
+        ASSISTANT = "assistant", "Jarvis"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        STREAMING = "streaming", "Answering"
+        DONE = "done", "Done"
+        STOPPED = "stopped", "Stopped"
+        ERROR = "error", "Error"
+        INTERRUPTED = "interrupted", "Interrupted"
+
+    chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.DONE)
+    # The message's turns in the provider-neutral transcript (user text; or the
+    # assistant's text/tool calls and the tool results that answered them).
+    turns = models.JSONField(default=list, blank=True)
+    text = models.TextField(blank=True)  # the visible answer (Markdown) or the person's message
+    reasoning = models.TextField(blank=True)
+    activity = models.JSONField(default=list, blank=True)  # tool calls as shown to the person
+    citations = models.JSONField(default=list, blank=True)
+    notes = models.JSONField(default=list, blank=True)  # fixed lines: privacy caveat, uncited…
+    model_label = models.CharField(max_length=300, blank=True)
+    usage = models.JSONField(default=dict, blank=True)
+    mentions = models.JSONField(
+        default=list, blank=True
+    )  # [{"kind": "document"|"collection", "id"}]
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.chat_id}#{self.pk} {self.role}"
+
+    @property
+    def in_flight(self) -> bool:
+        return self.status in (self.Status.PENDING, self.Status.STREAMING)
+
+
+class PendingAction(models.Model):
+    """Something the model asked for that only the person may do (remove a
+    document): shown as a card, carried out only by the person's click."""
+
+    class Kind(models.TextChoices):
+        REMOVE_DOCUMENT = "remove_document", "Remove a document"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for you"
+        DONE = "done", "Done"
+        DISMISSED = "dismissed", "Dismissed"
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="actions")
+    kind = models.CharField(max_length=30, choices=Kind.choices)
+    payload = models.JSONField(default=dict)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.kind} ({self.status})"

@@ -1,0 +1,7 @@
+from django.urls import path
+
+from apps.chats import consumers
+
+websocket_urlpatterns = [
+    path("ws/chats/<int:chat_id>/", consumers.ChatConsumer.as_asgi()),
+]

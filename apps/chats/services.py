@@ -1,0 +1,138 @@
+"""The chats' write path: starting a turn, renaming, pinning, deleting,
+switching model, the notes-only toggle, and marking a chat private."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from apps.chats import history
+from apps.chats.models import Chat, Message, PendingAction
+from apps.chats.selectors import busy_message
+from apps.core.errors import Conflict, Refused
+
+TITLE_CHARS = 80
+
+
+def validate_text(text: str) -> str:
+    text = (text or "").strip()
+    if not text:
+        raise Refused("write a message first")
+    if len(text) > settings.CHAT_MAX_CHARS:
+        raise Refused(
+            f"that message is {len(text):,} characters; the limit is {settings.CHAT_MAX_CHARS:,}"
+        )
+    return text
+
+
+def _title_from(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
+
+
+def start_turn(
+    *,
+    user,
+    chat: Chat | None,
+    text: str,
+    mentions: list[dict] | None = None,
+    model_label: str = "",
+) -> tuple[Chat, Message, Message]:
+    """Write the person's message and the reply's placeholder. A chat is only
+    created here, with its first message (no empty chats). One turn at a time
+    per chat: a second send while a reply runs is refused."""
+    text = validate_text(text)
+    with transaction.atomic():
+        if chat is None:
+            chat = Chat.objects.create(owner=user, title=_title_from(text), model_label=model_label)
+        elif busy_message(chat) is not None:
+            raise Conflict("a reply is still being written: stop it or wait for it")
+        question = Message.objects.create(
+            chat=chat,
+            role=Message.Role.USER,
+            text=text,
+            turns=[{"role": "user", "blocks": [{"type": "text", "text": text}]}],
+            mentions=mentions or [],
+        )
+        answer = Message.objects.create(
+            chat=chat, role=Message.Role.ASSISTANT, status=Message.Status.PENDING
+        )
+        Chat.objects.filter(pk=chat.pk).update(updated_at=timezone.now())
+    return chat, question, answer
+
+
+def rename(*, chat: Chat, title: str) -> None:
+    title = " ".join((title or "").split())[:200]
+    if not title:
+        raise Refused("a chat needs a title")
+    chat.title = title
+    chat.save(update_fields=["title"])
+
+
+def toggle_pin(*, chat: Chat) -> None:
+    chat.pinned = not chat.pinned
+    chat.save(update_fields=["pinned"])
+
+
+def set_notes_only(*, chat: Chat, notes_only: bool) -> None:
+    chat.notes_only = notes_only
+    chat.save(update_fields=["notes_only"])
+
+
+def delete_chat(*, chat: Chat) -> None:
+    """The chat, its messages and its indexed history."""
+    with transaction.atomic():
+        history.forget_chat(chat.pk)
+        chat.delete()
+
+
+def mark_private(*, chat: Chat) -> bool:
+    """Local-only content entered the chat: it is private from now on."""
+    if chat.private:
+        return False
+    with transaction.atomic():
+        Chat.objects.filter(pk=chat.pk).update(private=True)
+        history.mark_private(chat)
+    chat.private = True
+    return True
+
+
+def set_model(*, user, chat: Chat, label: str) -> None:
+    """Switch the chat's model. A private chat cannot move to a cloud model."""
+    from apps.instance.selectors import resolve_model
+
+    label = (label or "").strip()
+    if label:
+        entry = resolve_model(user, label)
+        if chat.private and entry.is_cloud:
+            raise Refused(
+                "this chat has read local-only notes, so it can only continue on a local model"
+            )
+    chat.model_label = label
+    chat.save(update_fields=["model_label"])
+
+
+def resolve_action(*, user, action: PendingAction, confirm: bool) -> str:
+    """The person's answer to a confirmation card."""
+    from apps.library.documents import remove_document
+    from apps.library.selectors import visible_to
+
+    if action.message.chat.owner_id != user.pk:
+        raise Refused("not your chat")
+    if action.status != PendingAction.Status.PENDING:
+        return "This was already answered."
+    if not confirm:
+        action.status = PendingAction.Status.DISMISSED
+        action.save(update_fields=["status"])
+        return "Kept: nothing was removed."
+    document = visible_to(user).filter(pk=action.payload.get("document_id")).first()
+    if document is None or document.source.owner_id != user.pk:
+        action.status = PendingAction.Status.DISMISSED
+        action.save(update_fields=["status"])
+        return "That document is no longer in your library."
+    title = document.title
+    remove_document(user=user, document=document)
+    action.status = PendingAction.Status.DONE
+    action.save(update_fields=["status"])
+    return f"Removed “{title}” from the library. No file was touched."

@@ -1,0 +1,135 @@
+"""Everything a turn needs, loaded in one synchronous step before streaming:
+the person, the chat, the question, the model and its connection, the
+prompt, and the conversation so far in provider-neutral form."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+
+from django.conf import settings
+from django.utils import timezone
+
+from apps.chats.models import Chat, Message
+from apps.chats.providers.base import ProviderConfig
+from apps.core.errors import JarvisError
+
+
+@dataclass
+class TurnSetup:
+    user: object
+    chat: Chat
+    question: Message
+    answer: Message
+    model: object | None  # instance.ModelEntry
+    config: ProviderConfig | None
+    cloud: bool
+    system: str
+    history: list[dict] = field(default_factory=list)
+    refusal: str = ""  # set when the turn must not run (a private chat on a cloud model…)
+
+
+NOTES_ONLY = (
+    "Answer only from the person's notes, papers and pages, found with your tools. If they "
+    "do not contain the answer, say so plainly; do not fill gaps from general knowledge."
+)
+OWN_KNOWLEDGE = (
+    "Search the notes first. If they do not hold the answer you may add general knowledge, "
+    "but call use_own_knowledge first and say which parts are not from the notes."
+)
+
+
+def chosen_model(user, chat: Chat):
+    from apps.instance.selectors import default_model_for, resolve_model
+
+    if chat.model_label:
+        return resolve_model(user, chat.model_label)
+    return default_model_for(user)
+
+
+def system_prompt(user, chat: Chat) -> str:
+    from apps.instance.prompts import response_style_for
+    from apps.instance.prompts import system_prompt as instance_prompt
+
+    parts = [
+        instance_prompt(),
+        response_style_for(user),
+        NOTES_ONLY if chat.notes_only else OWN_KNOWLEDGE,
+        f"Today is {timezone.localdate():%A %d %B %Y}. You are talking with {user.name}.",
+    ]
+    if chat.summary:
+        parts.append(f"Summary of the earlier part of this conversation:\n{chat.summary}")
+    return "\n\n".join(p for p in parts if p)
+
+
+def conversation(chat: Chat, *, before: int) -> list[dict]:
+    """Earlier turns as provider-neutral turns: messages after the summary,
+    without failed replies (their text is an error for the person, not context)."""
+    turns: list[dict] = []
+    messages = chat.messages.filter(pk__lt=before, pk__gt=chat.summary_upto).order_by("pk")
+    for message in messages:
+        if message.status in (Message.Status.ERROR, Message.Status.INTERRUPTED):
+            continue
+        if message.role == Message.Role.ASSISTANT and not message.turns and message.text:
+            turns.append({"role": "assistant", "blocks": [{"type": "text", "text": message.text}]})
+            continue
+        turns.extend(message.turns)
+    return _balanced(turns)
+
+
+def _balanced(turns: list[dict]) -> list[dict]:
+    """Drop a trailing assistant tool call whose result never came (a stopped
+    reply): providers refuse an unanswered tool call."""
+    while (
+        turns
+        and turns[-1]["role"] == "assistant"
+        and any(b["type"] == "tool_call" for b in turns[-1]["blocks"])
+    ):
+        turns.pop()
+    return turns
+
+
+def load(answer_id: int) -> TurnSetup:
+    answer = Message.objects.select_related("chat", "chat__owner").get(pk=answer_id)
+    chat = answer.chat
+    user = chat.owner
+    question = (
+        chat.messages.filter(pk__lt=answer.pk, role=Message.Role.USER).order_by("-pk").first()
+    )
+    setup = TurnSetup(
+        user=user, chat=chat, question=question, answer=answer, model=None, config=None,
+        cloud=False, system=system_prompt(user, chat),
+    )  # fmt: skip
+    try:
+        model = chosen_model(user, chat)
+    except JarvisError as exc:
+        setup.refusal = str(exc)
+        return setup
+    if model is None:
+        return setup
+    connection = model.connection
+    setup.model = model
+    setup.cloud = bool(model.is_cloud)
+    if chat.private and setup.cloud:
+        setup.refusal = (
+            "This chat has read local-only notes, so it can only continue on a local model."
+        )
+        return setup
+    try:
+        api_key = connection.api_key  # a key the current Fernet keys cannot read: a refusal
+    except JarvisError as exc:
+        setup.refusal = str(exc)
+        return setup
+    setup.config = ProviderConfig(
+        kind=connection.kind,
+        base_url=connection.base_url,
+        api_key=api_key,
+        model=model.model_id,
+        timeout=float(settings.CHAT_REQUEST_TIMEOUT_SECONDS),
+    )
+    setup.history = conversation(chat, before=question.pk if question else answer.pk)
+    return setup
+
+
+def today() -> date:
+    return timezone.localdate()

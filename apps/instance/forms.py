@@ -1,0 +1,84 @@
+"""Admin forms: the API key is write-only, the system prompt stores only a real change."""
+
+from __future__ import annotations
+
+from django import forms
+
+from apps.instance import prompts
+from apps.instance.models import Connection, InstanceSettings
+
+
+class ConnectionForm(forms.ModelForm):
+    # The stored key is never rendered back, not even into a password input's
+    # value: the page shows only its masked form.
+    api_key = forms.CharField(
+        label="API key",
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Leave blank to keep the stored key. Not needed for most local servers.",
+    )
+    clear_api_key = forms.BooleanField(
+        label="Clear the stored key", required=False, help_text="Remove the stored key."
+    )
+
+    class Meta:
+        model = Connection
+        fields = ("name", "kind", "base_url", "location", "enabled")
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("clear_api_key") and data.get("api_key"):
+            raise forms.ValidationError("Either enter a new key or clear the stored one, not both.")
+        return data
+
+    def save(self, commit: bool = True) -> Connection:
+        connection = super().save(commit=False)
+        if self.cleaned_data.get("clear_api_key"):
+            connection.set_api_key("")
+        elif self.cleaned_data.get("api_key"):
+            connection.set_api_key(self.cleaned_data["api_key"])
+        if commit:
+            connection.save()
+            self.save_m2m()
+        return connection
+
+
+class InstanceSettingsForm(forms.ModelForm):
+    revert_system_prompt = forms.BooleanField(
+        label="Revert the system prompt to the default",
+        required=False,
+    )
+
+    class Meta:
+        model = InstanceSettings
+        fields = ("site_name", "signup_enabled", "default_model", "system_prompt")
+        widgets = {"system_prompt": forms.Textarea(attrs={"rows": 24, "cols": 100})}
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["system_prompt"]
+        # Edit starting from the prompt in effect; saving it unchanged stores nothing.
+        if not self.initial.get("system_prompt"):
+            self.initial["system_prompt"] = prompts.DEFAULT_SYSTEM_PROMPT
+        field.help_text = (
+            "What the assistant is told before every chat. Saving the built-in text "
+            "unchanged (or an empty box) stores nothing, so you keep getting the "
+            "built-in prompt as Jarvis improves it. To go back to the built-in prompt, "
+            "tick 'Revert' below or empty the box. Privacy rules are enforced in code, "
+            "not by this text."
+        )
+        field.required = False
+        self.fields["default_model"].queryset = self.fields[
+            "default_model"
+        ].queryset.select_related("connection")
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("revert_system_prompt"):
+            data["system_prompt"] = ""
+        else:
+            data["system_prompt"] = prompts.stored_value(
+                data.get("system_prompt"), prompts.DEFAULT_SYSTEM_PROMPT
+            )
+        return data

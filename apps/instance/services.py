@@ -1,0 +1,180 @@
+"""Instance configuration: the write path for LLM connections and the model catalogue."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from asgiref.sync import async_to_sync
+from django.contrib.auth.models import Group
+from django.db import transaction
+
+from apps.core import crypto
+from apps.core.errors import AlreadyExists, Refused
+from apps.instance.models import Connection, ModelEntry
+from apps.instance.selectors import instance_settings, models_for
+
+if TYPE_CHECKING:
+    from apps.accounts.models import User
+
+logger = logging.getLogger(__name__)
+
+
+def connection_create(
+    *,
+    name: str,
+    kind: str,
+    base_url: str,
+    api_key: str = "",
+    location: str = Connection.Location.CLOUD,
+    enabled: bool = True,
+) -> Connection:
+    """Add an endpoint. AlreadyExists for a taken name (case-insensitive);
+    django's ValidationError for a bad URL, kind or location."""
+    name = name.strip()
+    if Connection.objects.filter(name__iexact=name).exists():
+        raise AlreadyExists(f"a connection named {name!r} already exists")
+    connection = Connection(
+        name=name, kind=kind, base_url=base_url, location=location, enabled=enabled
+    )
+    connection.set_api_key(api_key)
+    connection.full_clean()
+    connection.save()
+    logger.info("added LLM connection %s (%s, %s)", connection.name, kind, connection.location)
+    return connection
+
+
+def connection_set_api_key(*, connection: Connection, api_key: str) -> None:
+    """Replace the stored key; blank clears it."""
+    connection.set_api_key(api_key)
+    connection.save(update_fields=["api_key_encrypted", "updated"])
+    logger.info("%s the API key of connection %s", "set" if api_key else "cleared", connection)
+
+
+def connections_reencrypt() -> int:
+    """Re-encrypt every stored key under the current Fernet key (after adding a
+    new first key to JARVIS_FERNET_KEYS), so older keys can be dropped.
+    Returns how many keys were rewritten."""
+    done = 0
+    for connection in Connection.objects.exclude(api_key_encrypted=""):
+        token = crypto.rotate(connection.api_key_encrypted)
+        Connection.objects.filter(pk=connection.pk).update(api_key_encrypted=token)
+        done += 1
+    return done
+
+
+def model_add(
+    *,
+    connection: Connection,
+    model_id: str,
+    display_name: str = "",
+    supports_tools: bool = False,
+    supports_vision: bool = False,
+    context_length: int = 0,
+    enabled: bool = True,
+    groups: Iterable[Group] = (),
+    default: bool = False,
+) -> ModelEntry:
+    """Add a model to the catalogue; `default` also makes it the instance default."""
+    model_id = model_id.strip()
+    if ModelEntry.objects.filter(connection=connection, model_id=model_id).exists():
+        raise AlreadyExists(f"{connection.name}:{model_id} is already in the catalogue")
+    entry = ModelEntry(
+        connection=connection,
+        model_id=model_id,
+        display_name=display_name,
+        supports_tools=supports_tools,
+        supports_vision=supports_vision,
+        context_length=context_length,
+        enabled=enabled,
+    )
+    entry.full_clean()
+    with transaction.atomic():
+        entry.save()
+        if groups:
+            entry.groups.set(groups)
+        if default:
+            set_default_model(model=entry)
+    logger.info("added model %s", entry.label)
+    return entry
+
+
+def models_add_found(*, connection: Connection, model_ids: Iterable[str]) -> list[ModelEntry]:
+    """Add the ids a check found that are not in the catalogue yet (capabilities
+    unknown: no tools, no vision; an admin ticks them afterwards)."""
+    known = set(connection.models.values_list("model_id", flat=True))
+    new = [
+        ModelEntry(connection=connection, model_id=model_id)
+        for model_id in dict.fromkeys(m.strip() for m in model_ids)
+        if model_id and model_id not in known and len(model_id) <= 200
+    ]
+    with transaction.atomic():
+        for entry in new:
+            entry.save()
+    return new
+
+
+def set_default_model(*, model: ModelEntry | None) -> None:
+    """The instance default (None clears it)."""
+    settings = instance_settings()
+    settings.default_model = model
+    settings.save(update_fields=["default_model"])
+
+
+def set_user_default_model(*, user: User, model: ModelEntry | None) -> None:
+    """A person's own default; Refused unless they may use it."""
+    if model is not None and not models_for(user).filter(pk=model.pk).exists():
+        raise Refused(f"the model {model.label!r} is not available to you")
+    user.default_model = model
+    user.save(update_fields=["default_model"])
+
+
+# --- Checking an endpoint
+
+
+@dataclass
+class CheckResult:
+    ok: bool
+    models: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+def _model_name(item: Any) -> str:
+    if isinstance(item, str):
+        return item
+    for attribute in ("id", "model_id", "name"):
+        value = getattr(item, attribute, None)
+        if isinstance(value, str):
+            return value
+    return str(item)
+
+
+def check_connection(connection: Connection) -> CheckResult:
+    """Ask the endpoint which models it serves. Never raises for an endpoint
+    failure and never lets the key into the error text."""
+    # Imported here: the providers live in the chats app, which imports this one.
+    from apps.chats.providers import list_models
+    from apps.chats.providers.base import ProviderConfig, ProviderError, redact
+
+    try:
+        api_key = connection.api_key
+    except crypto.SecretUndecryptable as exc:
+        return CheckResult(ok=False, error=str(exc))
+    config = ProviderConfig(
+        kind=connection.kind, base_url=connection.base_url, api_key=api_key, model=""
+    )
+    try:
+        found = async_to_sync(list_models)(config)
+    except ProviderError as exc:
+        # Already redacted by the provider; once more costs nothing.
+        error = redact(exc.message or str(exc), [api_key])
+    except Exception as exc:  # an unexpected failure still becomes a message, logged below
+        error = redact(f"{type(exc).__name__}: {exc}", [api_key])
+    else:
+        models = sorted({_model_name(item) for item in found})
+        logger.info("checked connection %s: %d models", connection, len(models))
+        return CheckResult(ok=True, models=models)
+    logger.warning("check of connection %s failed: %s", connection, error)
+    return CheckResult(ok=False, error=error)

@@ -1,0 +1,112 @@
+// The chat page: sending with Ctrl/Cmd+Enter, keeping the newest text in view,
+// showing refusals in the composer, confirming deletes, and @-mentions.
+// No inline script anywhere (CSP); the page works without this file, minus
+// these comforts.
+(function () {
+  "use strict";
+
+  function composer() { return document.getElementById("composer"); }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && event.target.id === "composer-text") {
+      event.preventDefault();
+      var form = composer();
+      if (form && window.htmx) window.htmx.trigger(form, "submit");
+    }
+  });
+
+  // A refused send (empty, too long, a reply still running) shows its reason.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var status = event.detail.xhr.status;
+    if (event.detail.elt === composer() && (status === 400 || status === 409)) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+      event.detail.target = document.getElementById("composer-error");
+    }
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = composer();
+    if (event.detail.elt === form && event.detail.successful) {
+      form.querySelector("textarea").value = "";
+      form.querySelector("[data-mention-chips]").innerHTML = "";
+      document.getElementById("composer-error").innerHTML = "";
+    }
+  });
+
+  document.addEventListener("submit", function (event) {
+    var message = event.target.getAttribute("data-confirm");
+    if (message && !window.confirm(message)) event.preventDefault();
+  }, true);
+
+  // Keep the newest text in view while a reply streams, unless the reader scrolled up.
+  function follow() {
+    var list = document.getElementById("messages");
+    if (!list) return;
+    var pinned = true;
+    window.addEventListener("scroll", function () {
+      pinned = window.innerHeight + window.scrollY >= document.body.scrollHeight - 120;
+    });
+    new MutationObserver(function () {
+      if (pinned) window.scrollTo(0, document.body.scrollHeight);
+    }).observe(list, { childList: true, subtree: true, characterData: true });
+    window.scrollTo(0, document.body.scrollHeight);
+  }
+
+  // @-mentions: "@word" before the caret offers documents and collections; a
+  // choice becomes a chip (a hidden input) that scopes this turn's searches.
+  function mentions() {
+    var text = document.getElementById("composer-text");
+    if (!text) return;
+    var menu = document.querySelector("[data-mention-menu]");
+    var chips = document.querySelector("[data-mention-chips]");
+    var url = text.getAttribute("data-mentions-url");
+    var timer = null;
+    function word() {
+      var before = text.value.slice(0, text.selectionStart);
+      var match = /(^|\s)@([^\s@]{0,40})$/.exec(before);
+      return match ? match[2] : null;
+    }
+    function close() { menu.hidden = true; menu.innerHTML = ""; }
+    function choose(item) {
+      var before = text.value.slice(0, text.selectionStart);
+      var after = text.value.slice(text.selectionStart);
+      text.value = before.replace(/@([^\s@]{0,40})$/, "@" + item.label + " ") + after;
+      var chip = document.createElement("span");
+      chip.className = "chip";
+      chip.textContent = "@" + item.label + " ";
+      var input = document.createElement("input");
+      input.type = "hidden"; input.name = "mention"; input.value = item.kind + ":" + item.id;
+      var remove = document.createElement("button");
+      remove.type = "button"; remove.className = "chip__remove"; remove.textContent = "×";
+      remove.setAttribute("aria-label", "Remove mention");
+      remove.addEventListener("click", function () { chip.remove(); });
+      chip.appendChild(input); chip.appendChild(remove);
+      chips.appendChild(chip);
+      close(); text.focus();
+    }
+    text.addEventListener("input", function () {
+      var query = word();
+      if (query === null) { close(); return; }
+      clearTimeout(timer);
+      timer = setTimeout(function () {
+        fetch(url + "?q=" + encodeURIComponent(query), { credentials: "same-origin" })
+          .then(function (r) { return r.json(); })
+          .then(function (data) {
+            menu.innerHTML = "";
+            data.items.forEach(function (item) {
+              var li = document.createElement("li");
+              var button = document.createElement("button");
+              button.type = "button";
+              button.textContent = (item.kind === "collection" ? "Collection: " : "") + item.label;
+              button.addEventListener("click", function () { choose(item); });
+              li.appendChild(button); menu.appendChild(li);
+            });
+            menu.hidden = data.items.length === 0;
+          });
+      }, 200);
+    });
+    text.addEventListener("keydown", function (event) { if (event.key === "Escape") close(); });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () { follow(); mentions(); });
+})();

@@ -13,7 +13,14 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts import services
-from apps.accounts.forms import LoginForm, PasswordForm, PreferencesForm, SignupForm, ThemeForm
+from apps.accounts.forms import (
+    AssistantForm,
+    LoginForm,
+    PasswordForm,
+    PreferencesForm,
+    SignupForm,
+    ThemeForm,
+)
 from apps.instance.selectors import instance_settings
 
 
@@ -104,12 +111,43 @@ def preferences_view(request: HttpRequest) -> HttpResponse:
         )
         messages.success(request, "Preferences saved.")
         return redirect("accounts:preferences")
-    password_form = PasswordForm(request.user)
-    return render(
-        request,
-        "accounts/preferences.html",
-        {"form": form, "password_form": password_form},
+    return _settings_page(request, form=form)
+
+
+def _settings_page(request: HttpRequest, *, status: int = 200, **forms) -> HttpResponse:
+    """The settings page with its three forms; the one that failed keeps its errors."""
+    context = {
+        "form": forms.get("form") or PreferencesForm(instance=request.user),
+        "assistant_form": forms.get("assistant_form") or AssistantForm(user=request.user),
+        "password_form": forms.get("password_form") or PasswordForm(request.user),
+        "style_is_default": not request.user.response_style,
+    }
+    return render(request, "accounts/preferences.html", context, status=status)
+
+
+@login_required
+@require_POST
+def assistant_view(request: HttpRequest) -> HttpResponse:
+    form = AssistantForm(request.POST, user=request.user)
+    if not form.is_valid():
+        return _settings_page(request, assistant_form=form, status=400)
+    services.assistant_preferences_update(
+        user=request.user,
+        default_model=form.cleaned_data["default_model"],
+        response_style=form.cleaned_data["response_style"],
     )
+    messages.success(request, "Assistant preferences saved.")
+    return redirect("accounts:preferences")
+
+
+@login_required
+@require_POST
+def response_style_revert_view(request: HttpRequest) -> HttpResponse:
+    from apps.instance.prompts import revert_response_style
+
+    revert_response_style(request.user)
+    messages.success(request, "Response style reverted to the default.")
+    return redirect("accounts:preferences")
 
 
 @login_required
@@ -124,13 +162,7 @@ def password_change_view(request: HttpRequest) -> HttpResponse:
         update_session_auth_hash(request, request.user)  # keep this session signed in
         messages.success(request, "Password changed. Your other sessions were signed out.")
         return redirect("accounts:preferences")
-    form = PreferencesForm(instance=request.user)
-    return render(
-        request,
-        "accounts/preferences.html",
-        {"form": form, "password_form": password_form},
-        status=400,
-    )
+    return _settings_page(request, password_form=password_form, status=400)
 
 
 @login_required

@@ -14,6 +14,14 @@ from django.utils.safestring import SafeString
 from apps.core.markdown import render_markdown
 
 _CITE = re.compile(r"\[(\d{1,3})\]")
+# Fenced blocks and inline code: `xs[0]` there is code, not a citation.
+_CODE = re.compile(
+    r"(^[ \t]*(?:```|~~~).*?(?:^[ \t]*(?:```|~~~)[^\n]*$|\Z)|`[^`\n]+`)", re.S | re.M
+)
+# Marks where an invalid citation was cut, so only the space around it is tidied.
+_CUT = "\x00"
+_CUT_BEFORE_PUNCTUATION = re.compile(rf"[ \t]*{_CUT}+(?=[.,;:!?)]|$)", re.M)
+_CUT_BETWEEN_WORDS = re.compile(rf"(?<=[ \t]){_CUT}+[ \t]+|{_CUT}+")
 _TAG_OR_TEXT = re.compile(r"(<[^>]+>)")
 
 
@@ -30,11 +38,14 @@ def verify(text: str, valid: set[int]) -> tuple[str, list[int], int]:
                 used.append(number)
             return match.group(0)
         invalid += 1
-        return ""
+        return _CUT
 
-    cleaned = _CITE.sub(keep, text)
-    cleaned = re.sub(r"[ \t]+([.,;:!?])", r"\1", cleaned)
-    cleaned = re.sub(r"[ \t]{2,}", " ", cleaned)
+    pieces = _CODE.split(text.replace(_CUT, ""))
+    # Odd pieces are code (the split's captured group): kept exactly as written.
+    cleaned = "".join(
+        piece if index % 2 else _CITE.sub(keep, piece) for index, piece in enumerate(pieces)
+    )
+    cleaned = _CUT_BETWEEN_WORDS.sub("", _CUT_BEFORE_PUNCTUATION.sub("", cleaned))
     return cleaned, used, invalid
 
 

@@ -5,7 +5,9 @@ markdown-it renders with raw HTML disabled (so `<script>` in a note is text),
 then nh3 sanitises the result against an allowlist: no scripts, no event
 handlers, no `style`, no `hx-*` attributes, no `javascript:` links, no iframes.
 Links get `rel="noopener noreferrer"`; external images are not loaded (they
-would tell a third party what you read): they become links.
+would tell a third party what you read): they become links. Fenced code with a
+known language is coloured by Pygments as `<span class="…">` tokens, which the
+sanitiser keeps (classes only, no styles); the colours live in app.css.
 """
 
 from __future__ import annotations
@@ -16,9 +18,32 @@ import nh3
 from django.utils.safestring import SafeString
 from markdown_it import MarkdownIt
 from mdit_py_plugins.tasklists import tasklists_plugin
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+_CODE_FORMATTER = HtmlFormatter(nowrap=True, classprefix="hl-")
+# Past this size colouring costs more than it helps (and a note can hold a huge dump).
+_HIGHLIGHT_MAX_CHARS = 20_000
+
+
+def _highlight(code: str, lang: str, _attrs: str) -> str:
+    """Coloured HTML for a fenced block, or "" to let markdown-it escape it plainly."""
+    if not lang or len(code) > _HIGHLIGHT_MAX_CHARS:
+        return ""
+    try:
+        lexer = get_lexer_by_name(lang.split()[0], stripnl=False)
+    except ClassNotFound:
+        return ""
+    return highlight(code, lexer, _CODE_FORMATTER)
+
 
 _renderer = (
-    MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    MarkdownIt(
+        "commonmark",
+        {"html": False, "linkify": False, "typographer": False, "highlight": _highlight},
+    )
     .enable(["table", "strikethrough"])
     .use(tasklists_plugin)
 )

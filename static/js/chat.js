@@ -108,5 +108,23 @@
     text.addEventListener("keydown", function (event) { if (event.key === "Escape") close(); });
   }
 
-  document.addEventListener("DOMContentLoaded", function () { follow(); mentions(); });
+  // A socket frame can arrive before the reply it updates is on this page (the
+  // send's response and the socket race): skip blocks whose element is not
+  // there yet instead of failing the swap; later frames carry the blocks again.
+  function frames() {
+    if (!window.htmx) return;
+    window.htmx.defineExtension("chat-frames", {
+      transformResponse: function (text, xhr) {
+        if (xhr) return text; // only socket frames
+        var template = document.createElement("template");
+        template.innerHTML = text;
+        Array.prototype.slice.call(template.content.children).forEach(function (block) {
+          if (block.id && !document.getElementById(block.id)) block.remove();
+        });
+        return template.innerHTML;
+      }
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () { frames(); follow(); mentions(); });
 })();

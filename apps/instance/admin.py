@@ -21,6 +21,11 @@ class InstanceSettingsAdmin(admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("site_name", "signup_enabled")}),
         ("Models", {"fields": ("default_model", "system_prompt", "revert_system_prompt")}),
+        (
+            "Background work",
+            {"fields": ("sync_interval_minutes", "inbox_interval_minutes", "drafts_retention_days")},
+        ),
+        ("Paper digest", {"fields": ("digest_enabled", "digest_weekday", "digest_hour")}),
     )
 
     def has_add_permission(self, request: HttpRequest) -> bool:

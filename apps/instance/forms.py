@@ -52,7 +52,18 @@ class InstanceSettingsForm(forms.ModelForm):
 
     class Meta:
         model = InstanceSettings
-        fields = ("site_name", "signup_enabled", "default_model", "system_prompt")
+        fields = (
+            "site_name",
+            "signup_enabled",
+            "default_model",
+            "system_prompt",
+            "sync_interval_minutes",
+            "inbox_interval_minutes",
+            "drafts_retention_days",
+            "digest_enabled",
+            "digest_weekday",
+            "digest_hour",
+        )
         widgets = {"system_prompt": forms.Textarea(attrs={"rows": 24, "cols": 100})}
 
     def __init__(self, *args, **kwargs) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from apps.core import crypto
@@ -29,6 +30,46 @@ class InstanceSettings(models.Model):
     # Blank means the built-in prompt (apps.instance.prompts), so an upgrade
     # that improves it reaches every instance that never changed it.
     system_prompt = models.TextField(blank=True)
+
+    # Background work. Read by the worker at run time, so a change applies from
+    # the next tick without restarting anything.
+    sync_interval_minutes = models.PositiveIntegerField(
+        default=30,
+        validators=[MinValueValidator(1), MaxValueValidator(24 * 60)],
+        help_text="How often folder sources (note vaults) are synced.",
+    )
+    inbox_interval_minutes = models.PositiveIntegerField(
+        default=10,
+        validators=[MinValueValidator(1), MaxValueValidator(24 * 60)],
+        help_text="How often PDF inboxes are scanned for new or changed files.",
+    )
+    drafts_retention_days = models.PositiveIntegerField(
+        default=30,
+        validators=[MaxValueValidator(3650)],
+        help_text="Drafts untouched this many days are removed (kept drafts never). 0 disables.",
+    )
+    digest_enabled = models.BooleanField(
+        default=False,
+        help_text="Offer the weekly paper digest to people with the run-digest permission.",
+    )
+    digest_weekday = models.PositiveSmallIntegerField(
+        default=0,
+        choices=[
+            (0, "Monday"),
+            (1, "Tuesday"),
+            (2, "Wednesday"),
+            (3, "Thursday"),
+            (4, "Friday"),
+            (5, "Saturday"),
+            (6, "Sunday"),
+        ],
+        help_text="The day the weekly digest runs.",
+    )
+    digest_hour = models.PositiveSmallIntegerField(
+        default=7,
+        validators=[MaxValueValidator(23)],
+        help_text="The hour (0–23, the instance's time zone) the weekly digest runs.",
+    )
 
     class Meta:
         verbose_name = "instance settings"

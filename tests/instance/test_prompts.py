@@ -58,7 +58,16 @@ def test_response_style_is_per_person(owner, member):
 
 
 def settings_form(**extra) -> dict:
-    data = {"site_name": "Jarvis", "default_model": "", "system_prompt": ""}
+    data = {
+        "site_name": "Jarvis",
+        "default_model": "",
+        "system_prompt": "",
+        "sync_interval_minutes": 30,
+        "inbox_interval_minutes": 10,
+        "drafts_retention_days": 30,
+        "digest_weekday": 0,
+        "digest_hour": 7,
+    }
     data.update(extra)
     return data
 

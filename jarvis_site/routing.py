@@ -2,5 +2,6 @@
 
 from apps.chats.routing import websocket_urlpatterns as chat_routes
 from apps.core.routing import websocket_urlpatterns as core_routes
+from apps.drafts.routing import websocket_urlpatterns as draft_routes
 
-websocket_urlpatterns = [*core_routes, *chat_routes]
+websocket_urlpatterns = [*core_routes, *chat_routes, *draft_routes]

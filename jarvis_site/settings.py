@@ -244,6 +244,15 @@ CHAT_MAX_TOOL_ROUNDS = env_int("JARVIS_CHAT_MAX_TOOL_ROUNDS", 6, minimum=1)
 CHAT_COMPACT_PERCENT = env_int("JARVIS_CHAT_COMPACT_PERCENT", 75, minimum=10)
 CHAT_REQUEST_TIMEOUT_SECONDS = env_int("JARVIS_CHAT_TIMEOUT_SECONDS", 120, minimum=5)
 
+# --- Drafts: the sandbox the assistant writes into (apps/drafts/sandbox.py)
+DRAFTS_ROOT = env_path("JARVIS_DRAFTS_DIR", DATA_DIR / "drafts")
+DRAFTS_EXTENSIONS = tuple(
+    env_list("JARVIS_DRAFTS_EXTENSIONS", [".md", ".tex", ".bib", ".txt", ".csv"])
+)
+DRAFTS_MAX_FILE_BYTES = env_int("JARVIS_DRAFTS_MAX_FILE_BYTES", 2_000_000, minimum=1_000)
+# Snapshots kept per file; the oldest go first.
+DRAFTS_SNAPSHOTS_KEPT = env_int("JARVIS_DRAFTS_SNAPSHOTS_KEPT", 50, minimum=1)
+
 # --- Fetching from the web (SSRF-guarded: apps/core/fetch.py)
 FETCH_TIMEOUT_SECONDS = env_int("JARVIS_FETCH_TIMEOUT_SECONDS", 20, minimum=1)
 FETCH_MAX_MB = env_int("JARVIS_FETCH_MAX_MB", 25, minimum=1)

@@ -90,6 +90,9 @@ class PendingAction(models.Model):
 
     class Kind(models.TextChoices):
         REMOVE_DOCUMENT = "remove_document", "Remove a document"
+        # Draft cards link to the editor; a proposal is reviewed there, hunk by hunk.
+        REVIEW_DRAFT_EDIT = "review_draft_edit", "Review a suggested change"
+        DRAFT_CREATED = "draft_created", "A new draft"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting for you"

@@ -325,21 +325,21 @@ async def _after_tools(generation, turn, ctx) -> None:
             "This chat read local-only notes: it is now private and stays on local models."
         )
         generation.touch("notes")
-    if ctx.pending_removals:
+    if ctx.cards:
         created = await sync_to_async(_create_actions, thread_sensitive=False)(
-            generation.message_id, ctx.pending_removals
+            generation.message_id, ctx.cards
         )
-        ctx.pending_removals = []
+        ctx.cards = []
         generation.actions.extend(created)
         generation.touch("actions")
 
 
-def _create_actions(message_id: int, removals: list[dict]) -> list[PendingAction]:
+def _create_actions(message_id: int, cards: list[tuple[str, dict, str]]) -> list[PendingAction]:
     return [
         PendingAction.objects.create(
-            message_id=message_id, kind=PendingAction.Kind.REMOVE_DOCUMENT, payload=removal
+            message_id=message_id, kind=kind, payload=payload, status=status
         )
-        for removal in removals
+        for kind, payload, status in cards
     ]
 
 

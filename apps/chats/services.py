@@ -38,11 +38,14 @@ def start_turn(
     text: str,
     mentions: list[dict] | None = None,
     model_label: str = "",
+    context: str = "",
 ) -> tuple[Chat, Message, Message]:
     """Write the person's message and the reply's placeholder. A chat is only
     created here, with its first message (no empty chats). One turn at a time
-    per chat: a second send while a reply runs is refused."""
+    per chat: a second send while a reply runs is refused. `context` is a line
+    for the model only (what the person has open), not shown as their words."""
     text = validate_text(text)
+    model_text = f"{text}\n\n({context})" if context else text
     with transaction.atomic():
         if chat is None:
             chat = Chat.objects.create(owner=user, title=_title_from(text), model_label=model_label)
@@ -52,7 +55,7 @@ def start_turn(
             chat=chat,
             role=Message.Role.USER,
             text=text,
-            turns=[{"role": "user", "blocks": [{"type": "text", "text": text}]}],
+            turns=[{"role": "user", "blocks": [{"type": "text", "text": model_text}]}],
             mentions=mentions or [],
         )
         answer = Message.objects.create(
@@ -120,6 +123,9 @@ def resolve_action(*, user, action: PendingAction, confirm: bool) -> str:
 
     if action.message.chat.owner_id != user.pk:
         raise Refused("not your chat")
+    if action.kind != PendingAction.Kind.REMOVE_DOCUMENT:
+        # Draft cards are links to the editor; their review happens there.
+        return "This card has nothing to confirm."
     if action.status != PendingAction.Status.PENDING:
         return "This was already answered."
     if not confirm:

@@ -88,7 +88,8 @@ class TurnContext:
     by_chunk: dict[int, int] = field(default_factory=dict)
     saw_local_only: bool = False
     caveats: list[str] = field(default_factory=list)
-    pending_removals: list[dict] = field(default_factory=list)
+    # Cards to show under the reply: (PendingAction kind, payload, status).
+    cards: list[tuple[str, dict, str]] = field(default_factory=list)
 
     def number(self, passage: Passage) -> Passage:
         existing = self.by_chunk.get(passage.chunk_id)
@@ -379,8 +380,12 @@ def remove_document(ctx: TurnContext, args: dict) -> str:
     document, _ = _readable_document(ctx, args.get("document_id"))
     if document.source.owner_id != ctx.user.pk:
         raise ToolError("only the owner can remove this document")
-    ctx.pending_removals.append(
-        {"document_id": document.pk, "title": document.title, "path": document.path}
+    ctx.cards.append(
+        (
+            "remove_document",
+            {"document_id": document.pk, "title": document.title, "path": document.path},
+            "pending",
+        )
     )
     return (
         f"A confirmation card for removing “{document.title}” is now shown to the person. "
@@ -402,7 +407,7 @@ class Tool:
     run: Callable[[TurnContext, dict], str]
 
 
-def _spec(
+def tool_spec(
     name: str, description: str, properties: dict, required: list[str] | None = None
 ) -> ToolSpec:
     return ToolSpec(
@@ -420,7 +425,7 @@ _FILTERS = {
 
 TOOLS: dict[str, Tool] = {
     "search_notes": Tool(
-        _spec(
+        tool_spec(
             "search_notes",
             "Search the person's notes, papers and pages. Returns numbered passages with their "
             "date and whether they are the latest version. mode: present (current state), "
@@ -437,7 +442,7 @@ TOOLS: dict[str, Tool] = {
         search_notes,
     ),
     "get_document": Tool(
-        _spec(
+        tool_spec(
             "get_document",
             "Read one document's passages in reading order, 15 per page.",
             {"document_id": {"type": "integer"}, "page": {"type": "integer"}},
@@ -446,7 +451,7 @@ TOOLS: dict[str, Tool] = {
         get_document,
     ),
     "list_documents": Tool(
-        _spec(
+        tool_spec(
             "list_documents",
             "List documents with filters"
             " (kind: notes|papers|web, collection id, record fields, tag).",
@@ -462,7 +467,7 @@ TOOLS: dict[str, Tool] = {
         list_documents,
     ),
     "library_stats": Tool(
-        _spec(
+        tool_spec(
             "library_stats",
             "Counts of documents by kind, and the record categories and statuses that exist.",
             {},
@@ -470,7 +475,7 @@ TOOLS: dict[str, Tool] = {
         library_stats,
     ),
     "search_chat_history": Tool(
-        _spec(
+        tool_spec(
             "search_chat_history",
             "Search the person's earlier conversations (not this one).",
             {"query": {"type": "string"}},
@@ -479,7 +484,7 @@ TOOLS: dict[str, Tool] = {
         search_chat_history,
     ),
     "add_document": Tool(
-        _spec(
+        tool_spec(
             "add_document",
             "Add a web page (URL) or an arXiv paper (id or URL) to the person's library.",
             {"url_or_arxiv": {"type": "string"}},
@@ -488,7 +493,7 @@ TOOLS: dict[str, Tool] = {
         add_document,
     ),
     "update_document_metadata": Tool(
-        _spec(
+        tool_spec(
             "update_document_metadata",
             "Correct the title, authors or DOI of one of the person's papers or web pages.",
             {
@@ -502,7 +507,7 @@ TOOLS: dict[str, Tool] = {
         update_document_metadata,
     ),
     "remove_document": Tool(
-        _spec(
+        tool_spec(
             "remove_document",
             "Ask the person to confirm removing a document from the library (never a file).",
             {"document_id": {"type": "integer"}},
@@ -511,7 +516,7 @@ TOOLS: dict[str, Tool] = {
         remove_document,
     ),
     "use_own_knowledge": Tool(
-        _spec(
+        tool_spec(
             "use_own_knowledge",
             "Call this before answering from general knowledge rather than the notes.",
             {},
@@ -519,6 +524,11 @@ TOOLS: dict[str, Tool] = {
         use_own_knowledge,
     ),
 }
+
+
+def register(tool: Tool) -> None:
+    """Add a tool another app provides (the drafts tools register at start-up)."""
+    TOOLS[tool.spec.name] = tool
 
 
 def tool_specs(*, notes_only: bool) -> list[ToolSpec]:

@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.chats import services
@@ -70,13 +71,32 @@ def _mentions(request: HttpRequest) -> list[dict]:
 
 
 def _start(user, chat: Chat | None, request: HttpRequest):
-    return services.start_turn(
+    from apps.drafts.selectors import open_draft_context
+
+    draft, context = open_draft_context(user, request.POST.get("draft"), request.POST.get("file"))
+    chat, question, answer = services.start_turn(
         user=user,
         chat=chat,
         text=request.POST.get("text", ""),
         mentions=_visible_mentions(user, _mentions(request)),
         model_label=request.POST.get("model", "").strip(),
+        context=context,
     )
+    if draft is not None and draft.chat_id is None:
+        # The editor's chat panel continues this chat from now on.
+        from apps.drafts.services import draft_attach_chat
+
+        draft_attach_chat(draft=draft, chat=chat)
+    return chat, question, answer
+
+
+def _safe_next(request: HttpRequest) -> str | None:
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return None
 
 
 def _visible_mentions(user, mentions: list[dict]) -> list[dict]:
@@ -109,7 +129,8 @@ async def send_new(request: HttpRequest) -> HttpResponse:
     except JarvisError as exc:
         return HttpResponse(_error(str(exc)), status=400)
     REGISTRY.start(answer.pk, chat.pk)
-    url = reverse("chats:detail", args=[chat.pk])
+    # The editor's chat panel starts a chat and stays in the editor.
+    url = _safe_next(request) or reverse("chats:detail", args=[chat.pk])
     if request.headers.get("HX-Request"):
         response = HttpResponse(status=204)
         response["HX-Redirect"] = url

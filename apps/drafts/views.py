@@ -1,10 +1,347 @@
+"""Drafts pages and the editor's JSON endpoints. Thin: every lookup goes
+through a user-scoped selector (another person's draft is a 404) and every
+change through `apps.drafts.services`."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.clickjacking import xframe_options_sameorigin
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from apps.core.errors import AlreadyExists, Conflict, JarvisError, Refused
+from apps.drafts import builds, sandbox, selectors, services
+from apps.drafts.forms import NewDraftForm, NewFileForm
+
+
+def _error(message: str, status: int = 400) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)
+
+
+def _body(request: HttpRequest) -> dict:
+    try:
+        data = json.loads(request.body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise Refused("The request body is not JSON.") from None
+    if not isinstance(data, dict):
+        raise Refused("The request body must be a JSON object.")
+    return data
+
+
+def _status_for(error: JarvisError) -> int:
+    return 409 if isinstance(error, Conflict | AlreadyExists) else 400
+
+
+def _proposal_summary(proposal) -> dict:
+    return {
+        "id": proposal.pk,
+        "filename": proposal.filename,
+        "changes": len(proposal.hunks),
+        "created_at": proposal.created_at.isoformat(),
+    }
+
+
+# --- Pages
 
 
 @login_required
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "drafts/index.html")
+    return _index_page(request, NewDraftForm())
+
+
+def _index_page(request: HttpRequest, form: NewDraftForm, status: int = 200) -> HttpResponse:
+    from apps.instance.selectors import instance_settings
+
+    rows = [(d, sandbox.list_files(d.owner_id, d.key)) for d in selectors.drafts_of(request.user)]
+    context = {
+        "rows": rows,
+        "form": form,
+        "retention_days": instance_settings().drafts_retention_days,
+    }
+    return render(request, "drafts/index.html", context, status=status)
+
+
+@login_required
+@require_POST
+def create(request: HttpRequest) -> HttpResponse:
+    form = NewDraftForm(request.POST)
+    if form.is_valid():
+        try:
+            draft = services.draft_create(
+                owner=request.user,
+                title=form.cleaned_data["title"],
+                filename=form.cleaned_data["filename"],
+            )
+        except JarvisError as exc:
+            form.add_error("filename", str(exc))
+        else:
+            return redirect(reverse("drafts:editor", args=[draft.pk]))
+    return _index_page(request, form, status=400)
+
+
+@login_required
+@require_GET
+def editor(request: HttpRequest, pk: int) -> HttpResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    files = sandbox.list_files(draft.owner_id, draft.key)
+    opened = request.GET.get("file") or draft.main_file
+    context = {
+        "draft": draft,
+        "files": files,
+        "opened": opened if opened in files else (files[0] if files else ""),
+        "proposal_id": request.GET.get("proposal", ""),
+        "pending": list(selectors.pending_proposals(draft)),
+        "tools": builds.tools_available(),
+        "file_form": NewFileForm(),
+    }
+    return render(request, "drafts/editor.html", context)
+
+
+@login_required
+@require_POST
+def add_file(request: HttpRequest, pk: int) -> HttpResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    form = NewFileForm(request.POST)
+    if form.is_valid():
+        filename = form.cleaned_data["filename"]
+        try:
+            services.draft_add_file(draft=draft, filename=filename)
+        except JarvisError as exc:
+            messages.error(request, str(exc))
+        else:
+            return redirect(f"{reverse('drafts:editor', args=[draft.pk])}?file={filename}")
+    else:
+        messages.error(request, " ".join(form.errors.get("filename", ["Give the file a name."])))
+    return redirect(reverse("drafts:editor", args=[draft.pk]))
+
+
+@login_required
+@require_POST
+def update(request: HttpRequest, pk: int) -> HttpResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    try:
+        services.draft_update(
+            draft=draft,
+            title=request.POST.get("title"),
+            keep=(request.POST["keep"] == "1") if "keep" in request.POST else None,
+        )
+    except JarvisError as exc:
+        messages.error(request, str(exc))
+    return redirect(request.POST.get("next") or reverse("drafts:editor", args=[draft.pk]))
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def delete(request: HttpRequest, pk: int) -> HttpResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    if request.method == "GET":
+        files = sandbox.list_files(draft.owner_id, draft.key)
+        return render(request, "drafts/delete.html", {"draft": draft, "files": files})
+    title = draft.title
+    services.draft_delete(draft=draft)
+    messages.success(request, f"Deleted the draft “{title}”.")
+    return redirect("drafts:index")
+
+
+# --- The editor's JSON endpoints
+
+
+@login_required
+@require_GET
+def file_read(request: HttpRequest, pk: int) -> JsonResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    name = request.GET.get("name", "")
+    try:
+        text = sandbox.read_text(draft.owner_id, draft.key, name)
+    except JarvisError as exc:
+        return _error(str(exc), 404 if "no file" in str(exc) else 400)
+    pending = selectors.pending_proposals(draft, name)
+    return JsonResponse(
+        {
+            "name": name,
+            "text": text,
+            "hash": sandbox.file_hash(text),
+            "proposals": [_proposal_summary(p) for p in pending],
+        }
+    )
+
+
+@login_required
+@require_POST
+def file_save(request: HttpRequest, pk: int) -> JsonResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    try:
+        data = _body(request)
+        text, expect = data.get("text"), data.get("hash")
+        if not isinstance(text, str) or not isinstance(expect, str):
+            raise Refused("A save needs the text and the hash it was loaded with.")
+        new_hash = services.draft_save(
+            draft=draft, filename=data.get("name", ""), text=text, expect_hash=expect
+        )
+    except JarvisError as exc:
+        return _error(str(exc), _status_for(exc))
+    return JsonResponse({"hash": new_hash})
+
+
+@login_required
+@require_GET
+def history(request: HttpRequest, pk: int) -> JsonResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    name = request.GET.get("name", "")
+    snapshots = selectors.snapshots_of(draft, name)
+    return JsonResponse(
+        {
+            "snapshots": [
+                {
+                    "id": s.pk,
+                    "created_at": s.created_at.isoformat(),
+                    "reason": s.get_reason_display(),
+                    "chars": len(s.text),
+                }
+                for s in snapshots
+            ]
+        }
+    )
+
+
+@login_required
+@require_GET
+def snapshot(request: HttpRequest, pk: int, snapshot_id: int) -> JsonResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    found = selectors.get_snapshot_for(request.user, draft, snapshot_id)
+    return JsonResponse({"id": found.pk, "name": found.filename, "text": found.text})
+
+
+@login_required
+@require_POST
+def restore(request: HttpRequest, pk: int, snapshot_id: int) -> JsonResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    found = selectors.get_snapshot_for(request.user, draft, snapshot_id)
+    try:
+        new_hash = services.snapshot_restore(draft=draft, snapshot=found)
+    except JarvisError as exc:
+        return _error(str(exc), _status_for(exc))
+    return JsonResponse({"hash": new_hash, "text": found.text, "name": found.filename})
+
+
+@login_required
+@require_GET
+def proposal(request: HttpRequest, pk: int, proposal_id: int) -> JsonResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    found = selectors.get_proposal_for(request.user, draft, proposal_id)
+    return JsonResponse(
+        {
+            **_proposal_summary(found),
+            "status": found.status,
+            "base_hash": found.base_hash,
+            "base_text": found.base_text,
+            "new_text": found.new_text,
+            "hunks": found.hunks,
+        }
+    )
+
+
+@login_required
+@require_POST
+def proposal_apply(request: HttpRequest, pk: int, proposal_id: int) -> JsonResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    found = selectors.get_proposal_for(request.user, draft, proposal_id)
+    try:
+        accepted = _body(request).get("accepted")
+        if not isinstance(accepted, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in accepted
+        ):
+            raise Refused("accepted must be a list of change numbers.")
+        new_hash = services.proposal_apply(proposal=found, accepted=accepted)
+        text = sandbox.read_text(draft.owner_id, draft.key, found.filename)
+    except JarvisError as exc:
+        return _error(str(exc), _status_for(exc))
+    found.refresh_from_db()
+    return JsonResponse(
+        {"status": found.status, "hash": new_hash or sandbox.file_hash(text), "text": text}
+    )
+
+
+@login_required
+@require_POST
+def proposal_discard(request: HttpRequest, pk: int, proposal_id: int) -> JsonResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    found = selectors.get_proposal_for(request.user, draft, proposal_id)
+    services.proposal_discard(proposal=found)
+    found.refresh_from_db()
+    return JsonResponse({"status": found.status})
+
+
+@login_required
+@require_GET
+@xframe_options_sameorigin
+def preview(request: HttpRequest, pk: int) -> HttpResponse:
+    """The saved file rendered as a small HTML page, for the editor's preview
+    frame (`sandbox="allow-same-origin"`, never scripts)."""
+    from apps.drafts.preview import preview_for
+
+    draft = selectors.get_draft_for(request.user, pk)
+    name = request.GET.get("name", "")
+    try:
+        text = sandbox.read_text(draft.owner_id, draft.key, name)
+    except JarvisError as exc:
+        return HttpResponse(str(exc), status=404, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(preview_for(name, text), content_type="text/html; charset=utf-8")
+    # Stricter than the site's policy: nothing loads, nothing runs, only the
+    # preview's own inline styles apply, and only this site may frame it.
+    response["Content-Security-Policy"] = (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+        "frame-ancestors 'self'; base-uri 'none'; form-action 'none'"
+    )
+    return response
+
+
+@login_required
+@require_POST
+def build(request: HttpRequest, pk: int, kind: str) -> JsonResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    try:
+        result = builds.build(draft=draft, filename=_body(request).get("name", ""), kind=kind)
+    except JarvisError as exc:
+        return _error(str(exc))
+    url = ""
+    if result.ok:
+        url = f"{reverse('drafts:pdf', args=[draft.pk, kind])}?name={result.filename}"
+    return JsonResponse(
+        {
+            "ok": result.ok,
+            "seconds": result.seconds,
+            "error": result.error,
+            "log": result.log,
+            "url": url,
+        }
+    )
+
+
+@login_required
+@require_GET
+@xframe_options_sameorigin
+def pdf(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    name = request.GET.get("name", "")
+    try:
+        path = builds.built_pdf(draft=draft, filename=name, kind=kind)
+    except JarvisError:
+        return HttpResponse("Nothing built yet.", status=404, content_type="text/plain")
+    download = kind == "export" or request.GET.get("download") == "1"
+    response = FileResponse(
+        path.open("rb"),
+        content_type="application/pdf",
+        as_attachment=download,
+        filename=f"{name.rsplit('.', 1)[0]}.pdf",
+    )
+    # A PDF built from a model's .tex is active content: it may be framed by
+    # this site only, and runs sandboxed (no scripts, no same-origin access).
+    response["Content-Security-Policy"] = "sandbox; frame-ancestors 'self'"
+    return response

@@ -23,7 +23,13 @@ class InstanceSettingsAdmin(admin.ModelAdmin):
         ("Models", {"fields": ("default_model", "system_prompt", "revert_system_prompt")}),
         (
             "Background work",
-            {"fields": ("sync_interval_minutes", "inbox_interval_minutes", "drafts_retention_days")},
+            {
+                "fields": (
+                    "sync_interval_minutes",
+                    "inbox_interval_minutes",
+                    "drafts_retention_days",
+                )
+            },
         ),
         ("Paper digest", {"fields": ("digest_enabled", "digest_weekday", "digest_hour")}),
     )

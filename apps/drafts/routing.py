@@ -1,0 +1,7 @@
+from django.urls import path
+
+from apps.drafts import consumers
+
+websocket_urlpatterns = [
+    path("ws/drafts/<int:draft_id>/", consumers.DraftConsumer.as_asgi()),
+]

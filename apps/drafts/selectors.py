@@ -1,0 +1,52 @@
+"""Reads scoped to a person: a draft, snapshot or proposal of someone else
+does not exist for you (404)."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+
+from apps.drafts.models import Draft, Proposal, Snapshot
+
+
+def drafts_of(user) -> QuerySet[Draft]:
+    return Draft.objects.filter(owner=user).order_by("-updated_at", "-id")
+
+
+def get_draft_for(user, pk: int) -> Draft:
+    return get_object_or_404(drafts_of(user), pk=pk)
+
+
+def get_snapshot_for(user, draft: Draft, pk: int) -> Snapshot:
+    return get_object_or_404(Snapshot.objects.filter(draft__owner=user, draft=draft), pk=pk)
+
+
+def get_proposal_for(user, draft: Draft, pk: int) -> Proposal:
+    return get_object_or_404(Proposal.objects.filter(draft__owner=user, draft=draft), pk=pk)
+
+
+def pending_proposals(draft: Draft, filename: str | None = None) -> QuerySet[Proposal]:
+    proposals = draft.proposals.filter(status=Proposal.Status.PENDING)
+    if filename is not None:
+        proposals = proposals.filter(filename=filename)
+    return proposals.order_by("created_at", "id")
+
+
+def snapshots_of(draft: Draft, filename: str) -> QuerySet[Snapshot]:
+    return draft.snapshots.filter(filename=filename).order_by("-created_at", "-id")
+
+
+def open_draft_context(user, draft_id, filename) -> tuple[Draft | None, str]:
+    """The draft a chat message was sent beside (the editor's chat panel) and
+    the line that tells the model what is open. A forged or foreign id: none."""
+    try:
+        draft = drafts_of(user).filter(pk=int(draft_id)).first()
+    except (TypeError, ValueError):
+        return None, ""
+    if draft is None:
+        return None, ""
+    name = filename if isinstance(filename, str) and filename else draft.main_file
+    return draft, (
+        f"The person has draft {draft.pk} “{draft.title}”, file {name}, open in the editor. "
+        "Read it with read_draft; suggest changes with propose_draft_edit."
+    )

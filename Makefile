@@ -6,8 +6,11 @@ BIN    := $(VENV)/bin
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
-# Debian packages the test suite drives for real (browser tests need Chromium).
-TEST_DEBS := chromium
+# Debian packages the test suite drives for real: Chromium for browser tests;
+# for draft builds (apps/drafts/toolchain.py) latexmk, pdflatex, pandoc and
+# bubblewrap, which they run in. pandoc's default LaTeX template needs lmodern
+# and xcolor (texlive-latex-recommended); texlive-latex-extra is not needed.
+TEST_DEBS := chromium latexmk texlive-latex-base texlive-latex-recommended lmodern pandoc bubblewrap
 
 .PHONY: run test setup install install-dev system-deps lint clean
 

@@ -12,8 +12,11 @@ from jarvis_site.sqlite_compat import ensure_loadable_sqlite
 SQLITE_MODULE = ensure_loadable_sqlite()
 
 import os  # noqa: E402
+import re  # noqa: E402
 import secrets  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+from django.core.exceptions import ImproperlyConfigured  # noqa: E402
 
 from jarvis_site.env import (  # noqa: E402
     env_bool,
@@ -235,6 +238,8 @@ JOB_RUNS_KEEP_DAYS = env_int("JARVIS_JOB_RUNS_KEEP_DAYS", 30, minimum=1)
 EMBEDDING_MODEL = env_str("JARVIS_EMBEDDING_MODEL", "all-MiniLM-L6-v2-onnx-int8")
 EMBEDDING_THREADS = env_int("JARVIS_EMBEDDING_THREADS", 2, minimum=1)
 UPLOAD_MAX_MB = env_int("JARVIS_UPLOAD_MAX_MB", 50, minimum=1)
+# A PDF inbox file modified more recently than this may still be being written.
+INBOX_QUIET_SECONDS = env_int("JARVIS_INBOX_QUIET_SECONDS", 30, minimum=0)
 
 # --- Chat
 CHAT_MAX_CHARS = env_int("JARVIS_CHAT_MAX_CHARS", 32_000, minimum=100)
@@ -252,6 +257,15 @@ DRAFTS_EXTENSIONS = tuple(
 DRAFTS_MAX_FILE_BYTES = env_int("JARVIS_DRAFTS_MAX_FILE_BYTES", 2_000_000, minimum=1_000)
 # Snapshots kept per file; the oldest go first.
 DRAFTS_SNAPSHOTS_KEPT = env_int("JARVIS_DRAFTS_SNAPSHOTS_KEPT", 50, minimum=1)
+# Building PDFs (latexmk, pandoc) in a bwrap sandbox: apps/drafts/toolchain.py.
+DRAFTS_COMPILE_TIMEOUT_SECONDS = env_int("JARVIS_DRAFTS_COMPILE_TIMEOUT_SECONDS", 180, minimum=5)
+DRAFTS_PDF_MARGIN = env_str("JARVIS_DRAFTS_PDF_MARGIN", "2cm")
+# The same rule as apps.drafts.toolchain.MARGIN: the value reaches pandoc's LaTeX.
+if not re.fullmatch(r"[0-9]{1,3}(?:\.[0-9]{1,3})?(?:cm|mm|in|pt)", DRAFTS_PDF_MARGIN):
+    raise ImproperlyConfigured(
+        "JARVIS_DRAFTS_PDF_MARGIN: expected a length such as 2cm, 15mm, 0.75in or 36pt, "
+        f"got {DRAFTS_PDF_MARGIN!r}"
+    )
 
 # --- Fetching from the web (SSRF-guarded: apps/core/fetch.py)
 FETCH_TIMEOUT_SECONDS = env_int("JARVIS_FETCH_TIMEOUT_SECONDS", 20, minimum=1)
@@ -263,6 +277,14 @@ FETCH_USER_AGENT = "Jarvis/0.1 (self-hosted household knowledge base)"
 ARXIV_API_URL = env_url("JARVIS_ARXIV_API_URL", "https://export.arxiv.org/api")
 ARXIV_PDF_URL = env_url("JARVIS_ARXIV_PDF_URL", "https://arxiv.org/pdf")
 ARXIV_DELAY_SECONDS = env_int("JARVIS_ARXIV_DELAY_SECONDS", 3, minimum=0)
+
+# --- Paper digest (apps/digest; docs/digest.md)
+BIORXIV_API_URL = env_url("JARVIS_BIORXIV_API_URL", "https://api.biorxiv.org")
+# A digest run renews its claim as it works; one not renewed for this long
+# belongs to a worker that died and may be taken over by the next run.
+DIGEST_CLAIM_STALE_MINUTES = env_int("JARVIS_DIGEST_CLAIM_STALE_MINUTES", 30, minimum=5)
+# Wait for the scoring model's first token (a local model reading a long batch is slow).
+DIGEST_MODEL_TIMEOUT_SECONDS = env_int("JARVIS_DIGEST_MODEL_TIMEOUT_SECONDS", 300, minimum=10)
 
 # --- Logging: to stderr; systemd's journal keeps it.
 LOG_LEVEL = env_choice("JARVIS_LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR"))

@@ -4,11 +4,17 @@ Every job runs inside `job_run`, which writes a JobRun before the work starts
 and closes it with ok/error afterwards. A job that raises is recorded as failed
 and the exception is re-raised to Huey, which logs it and carries on with the
 next task: one failing job never stops the worker.
+
+Two runs of one periodic job never overlap: each takes a Huey lock named for
+the job, and a second run that finds it taken is skipped (logged, no JobRun).
+A worker killed mid-job leaves its lock behind, so the worker always starts
+with `--flush-locks` (WORKER_COMMAND); there is one worker process.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,10 +22,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.utils import timezone
-from huey.contrib.djhuey import db_periodic_task, db_task
+from huey.contrib.djhuey import HUEY, db_periodic_task, db_task
+from huey.exceptions import TaskLockedException
 
 from apps.core.models import JobRun
-from apps.core.schedules import Cron
+from apps.core.schedules import Schedule
+
+# How every process that starts the worker starts it (serve, systemd, tests).
+WORKER_COMMAND = ["run_huey", "--flush-locks"]
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +40,8 @@ SUMMARY_MAX = 500
 class JobSpec:
     name: str
     title: str
-    schedule: Cron | None = None  # None: runs on demand only
+    schedule: Schedule | None = None  # None: runs on demand only
+    at_start: bool = False  # also queued once each time the worker starts
 
     def next_run(self, now: datetime | None = None) -> datetime | None:
         if self.schedule is None:
@@ -41,6 +52,8 @@ class JobSpec:
 
 
 REGISTRY: dict[str, JobSpec] = {}
+# The Huey task of each periodic job, for "run now" and the worker's start.
+PERIODIC_TASKS: dict[str, Callable] = {}
 
 
 def register(spec: JobSpec) -> JobSpec:
@@ -58,7 +71,7 @@ class RunRecorder:
 
 @contextmanager
 def job_run(name: str, *, user_id: int | None = None, **detail) -> Iterator[RunRecorder]:
-    run = JobRun.objects.create(job=name, user_id=user_id, detail=detail)
+    run = JobRun.objects.create(job=name, user_id=user_id, detail=detail, pid=os.getpid())
     recorder = RunRecorder(run)
     try:
         yield recorder
@@ -81,21 +94,66 @@ def _one_line(text: str) -> str:
     return line if len(line) <= SUMMARY_MAX else line[: SUMMARY_MAX - 1] + "…"
 
 
-def periodic_job(*, name: str, title: str, schedule: Cron):
+def periodic_job(*, name: str, title: str, schedule: Schedule, at_start: bool = False):
     """Register a periodic job; the function returns its summary line."""
 
     def decorate(body: Callable[[], str | None]):
-        register(JobSpec(name=name, title=title, schedule=schedule))
+        register(JobSpec(name=name, title=title, schedule=schedule, at_start=at_start))
+        # Made here, not per run: Huey's --flush-locks clears only the locks
+        # this process has created by the time the consumer starts.
+        lock = HUEY.lock_task(name)
 
         @db_periodic_task(schedule.as_huey(), name=name)
         def task() -> None:
-            with job_run(name) as run:
-                run.summary = body() or ""
+            try:
+                with lock, job_run(name) as run:
+                    run.summary = body() or ""
+            except TaskLockedException:
+                logger.info("job %s is already running; this run is skipped", name)
 
         task.body = body
+        PERIODIC_TASKS[name] = task
         return task
 
     return decorate
+
+
+def run_now(name: str) -> bool:
+    """Queue a periodic job to run as soon as the worker is free (admins'
+    "run now"). False if there is no such periodic job."""
+    task = PERIODIC_TASKS.get(name)
+    if task is None:
+        return False
+    task()
+    return True
+
+
+def close_stale_runs() -> int:
+    """Runs left "running" by a process that no longer exists (a killed
+    worker) are closed as interrupted, so the Jobs page does not show them
+    running forever. Called as the worker starts, when none of the rows can
+    be its own (a reused pid is stale too). Returns how many."""
+    stale = []
+    for run in JobRun.objects.filter(outcome=JobRun.Outcome.RUNNING):
+        if run.pid and run.pid != os.getpid() and _alive(run.pid):
+            continue
+        stale.append(run.pk)
+    JobRun.objects.filter(pk__in=stale).update(
+        outcome=JobRun.Outcome.ERROR,
+        summary="interrupted: the worker stopped while this ran",
+        finished_at=timezone.now(),
+    )
+    return len(stale)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def on_demand_job(*, name: str, title: str):

@@ -31,6 +31,9 @@ class JobRun(models.Model):
     summary = models.CharField(max_length=500, blank=True)
     error = models.TextField(blank=True)
     detail = models.JSONField(default=dict, blank=True)
+    # The process running it: a "running" row whose process is gone was
+    # interrupted (apps.core.jobs.close_stale_runs).
+    pid = models.IntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["-started_at", "-id"]

@@ -48,3 +48,46 @@ class Cron:
                 return candidate
             candidate += timedelta(minutes=1)
         return None
+
+
+@dataclass(frozen=True)
+class Every:
+    """Every N minutes, N read from InstanceSettings each time it is asked, so
+    an admin's change applies from the next minute without a restart.
+
+    Huey asks a periodic task's schedule once a minute; a run is due when the
+    minute count since the epoch is a multiple of N.
+    """
+
+    setting: str  # an InstanceSettings field holding the minutes
+
+    def minutes(self) -> int:
+        from apps.instance.selectors import instance_settings
+
+        return max(1, int(getattr(instance_settings(), self.setting)))
+
+    @property
+    def description(self) -> str:
+        minutes = self.minutes()
+        return "every minute" if minutes == 1 else f"every {minutes} minutes"
+
+    def _fires(self, moment: datetime) -> bool:
+        return _minute_index(moment) % self.minutes() == 0
+
+    def as_huey(self) -> Callable[[datetime], bool]:
+        return self._fires
+
+    def next_after(self, moment: datetime) -> datetime | None:
+        minutes = self.minutes()
+        index = _minute_index(moment) + 1
+        index += -index % minutes
+        return datetime(1970, 1, 1) + timedelta(minutes=index)
+
+
+def _minute_index(moment: datetime) -> int:
+    # Naive local time, as Huey passes it; counted from a fixed naive epoch so
+    # the arithmetic has no time zone in it.
+    return int((moment.replace(tzinfo=None) - datetime(1970, 1, 1)).total_seconds() // 60)
+
+
+Schedule = Cron | Every

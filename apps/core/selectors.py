@@ -20,6 +20,7 @@ class JobStatus:
     last_success: JobRun | None
     last_error: JobRun | None
     next_run: datetime | None
+    periodic: bool = False
 
     @property
     def running(self) -> bool:
@@ -50,6 +51,7 @@ def job_statuses(user) -> list[JobStatus]:
                 last_success=of_job.filter(outcome=JobRun.Outcome.OK).first(),
                 last_error=of_job.filter(outcome=JobRun.Outcome.ERROR).first(),
                 next_run=spec.next_run(),
+                periodic=spec.schedule is not None,
             )
         )
     return statuses

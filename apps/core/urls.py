@@ -6,5 +6,6 @@ app_name = "core"
 
 urlpatterns = [
     path("jobs/", views.jobs, name="jobs"),
+    path("jobs/<str:name>/run/", views.job_run_now, name="job_run_now"),
     path("healthz", views.healthz, name="healthz"),
 ]

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
+from apps.core.jobs import REGISTRY, run_now
 from apps.core.selectors import job_runs_visible_to, job_statuses
 
 
@@ -21,12 +23,27 @@ def healthz(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def jobs(request: HttpRequest) -> HttpResponse:
+    statuses = job_statuses(request.user)
     context = {
-        "statuses": job_statuses(request.user),
+        "statuses": statuses,
         "runs": job_runs_visible_to(request.user)[:50],
+        "any_running": any(s.running for s in statuses),
     }
-    template = "core/jobs.html#runs" if request.htmx else "core/jobs.html"
+    template = "core/jobs.html#live" if request.htmx else "core/jobs.html"
     return render(request, template, context)
+
+
+@login_required
+@require_POST
+def job_run_now(request: HttpRequest, name: str) -> HttpResponse:
+    # Admins only; to anyone else the control does not exist.
+    if not request.user.is_staff or name not in REGISTRY or not run_now(name):
+        raise Http404
+    title = REGISTRY[name].title
+    messages.success(
+        request, f"“{title}” is queued; it shows as running when the worker starts it."
+    )
+    return redirect("core:jobs")
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

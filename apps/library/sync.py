@@ -7,6 +7,12 @@ files leave with their chunks and index rows; a renamed file keeps its chunks
 in one short transaction after its parsing and embedding are done, so a crash
 mid-document leaves its previous version intact. A second sync of an
 unchanged folder embeds nothing and writes nothing.
+
+A PDF inbox is synced the same way with three differences: only PDFs count
+(lock files like `~$x.pdf` and partial downloads are skipped), a file modified
+within the last JARVIS_INBOX_QUIET_SECONDS may still be being written and is
+left for the next scan, and a file that leaves the inbox keeps its library
+entry (an inbox, not a mirror).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
+from django.conf import settings
 from django.db import transaction
 
 from apps.core.errors import Refused
@@ -55,11 +62,15 @@ class SyncReport:
     chunks_embedded: int = 0
     rows_written: int = 0
     seconds: float = 0.0
+    waiting: list[str] = field(default_factory=list)  # inbox files still being written
+    indexed: list[dict[str, str]] = field(default_factory=list)  # inbox: title, authors, DOI
 
     def merge(self, other: SyncReport) -> None:
         for name in ("seen", "added", "updated", "unchanged", "removed"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.failed.extend(other.failed)
+        self.waiting.extend(other.waiting)
+        self.indexed.extend(other.indexed)
         self.chunks_embedded += other.chunks_embedded
         self.rows_written += other.rows_written
         self.seconds += other.seconds
@@ -111,6 +122,7 @@ class _Sync:
         self.by_hash: dict[str, Document] = {}
         self.pending: list[_Pending] = []
         self.pending_chunks = 0
+        self.inbox = source.kind == Source.Kind.INBOX
 
     @property
     def embedder(self) -> Embedder:
@@ -127,6 +139,8 @@ class _Sync:
         root = check_folder(self.source.root_path)
         excluded = set(self.source.exclusions.values_list("path", flat=True))
         files = [f for f in walk_source(root, self.source.skip_dirs) if f.rel not in excluded]
+        if self.inbox:
+            files = self._inbox_ready(files)
         existing = {
             f.path: f
             for f in DocumentFile.objects.filter(source=self.source).select_related("document")
@@ -143,12 +157,27 @@ class _Sync:
         self._flush()
         seen = {info.rel for info in files}
         for path, entry in existing.items():
-            if path not in seen:
+            if path not in seen and not self.inbox:
                 self._vanished(entry)
         self._refresh_primary_paths()
         self.report.rows_written += refresh_families(self.source)
         self.report.seconds = time.perf_counter() - started
         return self.report
+
+    def _inbox_ready(self, files: list[FileInfo]) -> list[FileInfo]:
+        """The inbox's PDFs that are complete: not lock files, not touched
+        within the quiet period (a download or copy still in progress)."""
+        quiet_since = time.time_ns() - settings.INBOX_QUIET_SECONDS * 1_000_000_000
+        ready = []
+        for info in files:
+            name = PurePosixPath(info.rel).name
+            if info.kind != "pdf" or name.startswith("~$"):
+                continue
+            if info.mtime_ns > quiet_since:
+                self.report.waiting.append(info.rel)
+                continue
+            ready.append(info)
+        return ready
 
     def _one_file(self, info: FileInfo, current: DocumentFile | None) -> None:
         if current and current.size == info.size and current.mtime_ns == info.mtime_ns:
@@ -268,6 +297,10 @@ class _Sync:
             self.report.added += 1
         else:
             self.report.updated += 1
+        if self.inbox and document.status != Document.Status.FAILED:
+            self.report.indexed.append(
+                {"title": document.title, "authors": document.authors, "doi": document.doi}
+            )
 
     def _point_file(self, document: Document, info: FileInfo, size: int, current) -> int:
         if current is None:

@@ -5,13 +5,21 @@ transaction.on_commit by the views (see `enqueue`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import date
 
 from django.db import transaction
 
-from apps.core.jobs import on_demand_job
+from apps.core.jobs import on_demand_job, periodic_job
+from apps.core.schedules import Every
 from apps.library.documents import ingest_document, reprocess_source
 from apps.library.models import Document, Source
+from apps.library.sync import SourceUnavailable, SyncReport, sync_source
+
+
+class SourcesFailed(Exception):
+    """Some sources could not be synced; the others were. The message is the
+    job's summary, so the JobRun names each reason."""
 
 
 @on_demand_job(name="library_ingest", title="Index an added document")
@@ -60,3 +68,72 @@ def enqueue_ingest(document: Document, *, user_id: int, **options) -> None:
 
 def enqueue_reprocess(source: Source, *, user_id: int, mode: str) -> None:
     transaction.on_commit(lambda: reprocess_source_task(source.pk, user_id=user_id, mode=mode))
+
+
+@dataclass
+class _Scan:
+    lines: list[str] = field(default_factory=list)  # one per source synced
+    unavailable: list[str] = field(default_factory=list)  # sources that could not be read
+    failed_files: list[str] = field(default_factory=list)
+    total: SyncReport = field(default_factory=SyncReport)
+
+
+def _sync_kind(kind: str) -> _Scan:
+    """Sync every source of `kind`; one source's failure never stops the next."""
+    scan = _Scan()
+    for source in Source.objects.filter(kind=kind).order_by("pk"):
+        try:
+            report = sync_source(source)
+        except SourceUnavailable as exc:
+            scan.unavailable.append(f"{source.name}: {exc}")
+            continue
+        scan.total.merge(report)
+        changed = report.added + report.updated + report.removed
+        scan.lines.append(f"{source.name}: {changed} changed, {len(report.failed)} failed")
+        scan.failed_files.extend(f"{source.name}/{f['path']}: {f['reason']}" for f in report.failed)
+    return scan
+
+
+def _finish(summary: str, scan: _Scan) -> str:
+    if scan.unavailable:
+        raise SourcesFailed("; ".join([*scan.unavailable, summary]))
+    return summary
+
+
+@periodic_job(
+    name="sources_sync",
+    title="Sync note folders",
+    schedule=Every("sync_interval_minutes"),
+    at_start=True,
+)
+def sources_sync() -> str:
+    scan = _sync_kind(Source.Kind.VAULT)
+    if not scan.lines and not scan.unavailable:
+        return "no note folders registered"
+    summary = "; ".join(scan.lines) or "nothing synced"
+    if scan.failed_files:
+        summary += f" ({len(scan.failed_files)} files failed, first: {scan.failed_files[0]})"
+    return _finish(summary, scan)
+
+
+def _paper_line(paper: dict[str, str]) -> str:
+    details = [paper["authors"]] if paper["authors"] else []
+    if paper["doi"]:
+        details.append(f"doi:{paper['doi']}")
+    return f"“{paper['title']}”" + (f" ({', '.join(details)})" if details else "")
+
+
+@periodic_job(name="inbox_scan", title="Scan PDF inboxes", schedule=Every("inbox_interval_minutes"))
+def inbox_scan() -> str:
+    scan = _sync_kind(Source.Kind.INBOX)
+    if not scan.lines and not scan.unavailable:
+        return "no PDF inboxes registered"
+    papers = [_paper_line(paper) for paper in scan.total.indexed]
+    summary = (
+        f"ingested {len(papers)}: " + "; ".join(papers) if papers else "no new or changed PDFs"
+    )
+    if scan.total.waiting:
+        summary += f"; {len(scan.total.waiting)} still being written (next scan)"
+    if scan.failed_files:
+        summary += f"; {len(scan.failed_files)} failed: " + "; ".join(scan.failed_files)
+    return _finish(summary, scan)

@@ -68,3 +68,169 @@ def test_highlight_keeps_only_classes_never_styles():
     elements = _elements(html)
     assert {tag for tag, _ in elements} == {"pre", "code", "span"}
     assert {name for _, pairs in elements for name, _ in pairs} == {"class"}
+
+
+# --- Maths and source lines (the draft preview) ---------------------------------------------
+
+
+def _inert(html: str) -> None:
+    elements = _elements(html)
+    tags = {tag for tag, _ in elements}
+    attrs = [(name, value or "") for _, pairs in elements for name, value in pairs]
+    assert not tags & {"script", "iframe", "div", "img", "style", "maction", "annotation-xml"}
+    assert not [name for name, _ in attrs if name.startswith(("on", "hx-", "xlink"))]
+    assert not [value for _, value in attrs if "javascript:" in value.lower()]
+
+
+def test_maths_is_off_by_default():
+    html = render_markdown("Inline $x^2$ and\n\n$$\\frac{1}{2}$$")
+    assert "<math" not in html
+    assert "$x^2$" in html
+
+
+def test_inline_and_display_maths_become_mathml():
+    html = render_markdown("Area $\\pi r^2$ here.\n\n$$\n\\sum_{i=0}^{n} i\n$$\n", math=True)
+    maths = [dict(attrs) for tag, attrs in _elements(html) if tag == "math"]
+    assert [m.get("display") for m in maths] == ["inline", "block"]
+    assert "<mi>π</mi>" in html
+    # Display maths puts the sum's limits above and below, as LaTeX does.
+    assert "<munderover>" in html
+    assert "$" not in html
+
+
+@pytest.mark.parametrize(
+    ("formula", "fragment"),
+    [
+        (r"\frac{a}{b}", "<mfrac>"),
+        (r"\sqrt{x}", "<msqrt>"),
+        (r"x_i", "<msub>"),
+        (r"\begin{pmatrix}a & b\\ c & d\end{pmatrix}", "<mtable>"),
+        (r"\text{if } x", "<mtext>"),
+        (r"\left(\frac{1}{2}\right)", 'stretchy="true" fence="true"'),
+        (r"\hat{x}", '<mover accent="true">'),
+        (r"\textbf{x}", '<mtext mathvariant="bold">'),
+        (r"\begin{array}{cl}1 & 2\end{array}", '<mtd columnalign="center">'),
+    ],
+)
+def test_typical_mathml_survives_the_sanitiser(formula, fragment):
+    assert fragment in render_markdown(f"$${formula}$$", math=True)
+
+
+def test_money_is_not_maths():
+    html = render_markdown("It cost $5 and then $10.", math=True)
+    assert "<math" not in html
+    assert "It cost $5 and then $10." in html
+
+
+def test_a_broken_formula_shows_its_source_and_the_rest_still_renders():
+    html = render_markdown(
+        "Broken $\\frac{1}{$ then *fine* $x$.\n\n$$\n\\frac{1}{\n$$\n\n**after**", math=True
+    )
+    assert '<code class="math-error">$\\frac{1}{$</code>' in html
+    assert '<p><code class="math-error">$$\\frac{1}{$$</code></p>' in html
+    assert "<em>fine</em>" in html
+    assert "<strong>after</strong>" in html
+    assert html.count("<math") == 1
+
+
+def test_an_overlong_formula_is_shown_as_source():
+    html = render_markdown("$" + "x+" * 3000 + "y$", math=True)
+    assert "<math" not in html
+    assert 'class="math-error"' in html
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        r"$\href{javascript:alert(1)}{x}$",
+        r"$$\href{javascript:alert(1)}{x}$$",
+        r"$\style{color:red}{x}\class{evil}{y}\color{red}{z}$",
+        "$<script>$",
+        "$<script>alert(1)</script>$",
+        '$\\text{<img src=x onerror="alert(1)">}$',
+        "$$\n\\text{</math><script>alert(1)</script>}\n$$",
+        "<math><maction actiontype='statusline'>x</maction></math> $x$",
+        "[click](javascript:alert(1)) $y$",
+        "<script>alert(1)</script>\n\n$$x$$",
+    ],
+)
+def test_injection_is_inert_with_maths_and_source_lines(source):
+    html = render_markdown(source, math=True, source_lines=True)
+    _inert(html)
+    assert "href" not in {name for tag, attrs in _elements(html) if tag != "a" for name, _ in attrs}
+    assert 'style="' not in html
+    assert "mathcolor" not in html
+
+
+def test_source_lines_mark_every_top_level_block():
+    source = "\n".join(
+        [
+            "# Title",  # 0
+            "",
+            "A paragraph with $x$",  # 2
+            "",
+            "- one",  # 4
+            "- two",
+            "",
+            "```python",  # 7
+            "x = 1",
+            "```",
+            "",
+            "$$",  # 11
+            "\\frac{1}{2}",
+            "$$",
+            "",
+            "> quote",  # 15
+            "",
+            "---",  # 17
+            "",
+            "| a | b |",  # 19
+            "|---|---|",
+            "| 1 | 2 |",
+            "",
+            "1. first",  # 23
+            "   - nested",
+        ]
+    )
+    html = render_markdown(source, math=True, source_lines=True)
+    lines = [
+        (tag, dict(attrs)["data-line"])
+        for tag, attrs in _elements(html)
+        if attrs and "data-line" in dict(attrs)
+    ]
+    assert lines == [
+        ("h1", "0"),
+        ("p", "2"),
+        ("ul", "4"),
+        ("pre", "7"),
+        ("math", "11"),
+        ("blockquote", "15"),
+        ("hr", "17"),
+        ("table", "19"),
+        ("ol", "23"),
+    ]
+
+
+def test_source_lines_are_off_by_default():
+    assert "data-line" not in render_markdown("# a\n\ntext\n\n```\nx\n```", math=True)
+
+
+def test_a_broken_display_formula_keeps_its_line():
+    html = render_markdown("text\n\n$$\\frac{1}{$$", math=True, source_lines=True)
+    assert '<p data-line="2"><code class="math-error">' in html
+
+
+def test_data_line_is_digits_only():
+    # Nothing in Markdown can set it, but the sanitiser is the guarantee either way.
+    import nh3
+
+    from apps.core import markdown
+
+    dirty = '<p data-line="1 onload=x">a</p><p data-line="7">b</p><span data-line="3">c</span>'
+    clean = nh3.clean(
+        dirty,
+        tags=markdown.ALLOWED_TAGS,
+        attributes=markdown.ALLOWED_ATTRIBUTES,
+        attribute_filter=markdown._only_digit_lines,
+    )
+    assert clean == '<p>a</p><p data-line="7">b</p><span>c</span>'

@@ -105,9 +105,11 @@ def daphne_server(**env: str) -> Iterator[str]:
 
 @contextmanager
 def huey_consumer(*extra_args: str, **env: str) -> Iterator[subprocess.Popen]:
-    """A real `manage.py run_huey` consumer on the test database and Huey file."""
+    """A real consumer, started as production starts it, on the test database and Huey file."""
+    from apps.core.jobs import WORKER_COMMAND
+
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "manage.py"), "run_huey", "--workers", "2", *extra_args],
+        [sys.executable, str(ROOT / "manage.py"), *WORKER_COMMAND, "--workers", "2", *extra_args],
         env=child_env(JARVIS_TEST_HUEY_IMMEDIATE="0", **env),
         cwd=ROOT,
     )

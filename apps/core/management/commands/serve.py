@@ -15,6 +15,8 @@ import time
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from apps.core.jobs import WORKER_COMMAND
+
 STOP_GRACE_SECONDS = 10
 
 
@@ -42,7 +44,7 @@ class Command(BaseCommand):
             ],
         }
         if not options["no_worker"]:
-            commands["worker"] = [*manage, "run_huey"]
+            commands["worker"] = [*manage, *WORKER_COMMAND]
         stopping = False
 
         def request_stop(signum, frame) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 
 from channels.db import database_sync_to_async
 
 from apps.chats import frames
-from apps.chats.models import Chat
+from apps.chats.models import Chat, Message
 from apps.chats.runner import REGISTRY
 from apps.core.consumers import AuthenticatedConsumer
 
@@ -46,4 +47,30 @@ class ChatConsumer(AuthenticatedConsumer):
         await super().disconnect(code)
 
     async def receive(self, text_data=None, bytes_data=None) -> None:
-        """The socket only follows; sending and stopping go through POSTs (CSRF)."""
+        """The socket only follows; sending and stopping go through POSTs (CSRF).
+
+        The page may ask for one reply as it is now ({"refresh": id}): after a
+        send, the reply's first frames can arrive before the POST's response
+        has put the reply on the page, and a fast reply may even finish then."""
+        try:
+            message_id = int(json.loads(text_data or "{}").get("refresh"))
+        except (TypeError, ValueError, AttributeError):
+            return
+        html = await self._current(message_id)
+        if html:
+            await self.send(text_data=html)
+
+    async def _current(self, message_id: int) -> str:
+        generation = REGISTRY.generations.get(message_id)
+        if generation is not None and generation.chat_id == self.chat_id:
+            return frames.render_blocks(generation.view(), composer=True)
+        return await database_sync_to_async(self._saved)(message_id)
+
+    def _saved(self, message_id: int) -> str:
+        message = Message.objects.filter(
+            pk=message_id, chat_id=self.chat_id, role=Message.Role.ASSISTANT
+        ).first()
+        if message is None:
+            return ""
+        reply = frames.ReplyView.of(message, configure_link=self.user.is_staff)
+        return frames.render_blocks(reply, composer=True)

@@ -126,5 +126,25 @@
     });
   }
 
+  // After a send, ask the socket for the new reply as it is now: its first
+  // frames (or, for a fast reply, all of them) may have arrived before the
+  // POST's response put the reply on the page, and were skipped above.
+  var socket = null;
+  function refresh(reply) {
+    if (socket && reply) socket.send(JSON.stringify({ refresh: Number(reply.id.replace("msg-", "")) }));
+  }
+  // A reply shown as still running when the socket (re)opens may have finished
+  // in between (the page was rendered, then the reply ended): ask for it.
+  document.addEventListener("htmx:wsOpen", function (event) {
+    socket = event.detail.socketWrapper;
+    document.querySelectorAll('#messages [data-testid=reply][data-status=pending], #messages [data-testid=reply][data-status=streaming]').forEach(refresh);
+  });
+  document.addEventListener("htmx:afterSwap", function (event) {
+    if (event.detail.requestConfig && event.detail.requestConfig.elt === composer() && socket) {
+      var replies = document.querySelectorAll("#messages [data-testid=reply]");
+      refresh(replies[replies.length - 1]);
+    }
+  });
+
   document.addEventListener("DOMContentLoaded", function () { frames(); follow(); mentions(); });
 })();

@@ -1,0 +1,61 @@
+"""The page can ask its chat socket for a reply as it is now: after a send
+whose first frames beat the POST's response, or a reply that ended between
+the page render and the socket opening."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.test import Client
+
+from jarvis_site.asgi import application
+from tests.chats.conftest import run_turn
+from tests.fakes.llm import Reply
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def ask(user, chat_id: int, *messages: dict) -> list[str]:
+    client = Client()
+    client.force_login(user)
+    cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
+    headers = [
+        (b"host", b"localhost"),
+        (b"origin", b"http://localhost"),
+        (b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()),
+    ]
+
+    async def talk():
+        communicator = WebsocketCommunicator(application, f"/ws/chats/{chat_id}/", headers=headers)
+        connected, _ = await communicator.connect()
+        assert connected
+        frames = []
+        for message in messages:
+            await communicator.send_to(text_data=json.dumps(message))
+            if await communicator.receive_nothing(timeout=0.5):
+                continue
+            frames.append(await communicator.receive_from())
+        await communicator.disconnect()
+        return frames
+
+    return async_to_sync(talk)()
+
+
+def test_a_finished_reply_is_sent_as_it_was_saved(owner, local_model, llm):
+    llm.queue(Reply(text="The boiler was serviced in **March**."))
+    chat, answer = run_turn(owner, "When was the boiler serviced?")
+    (frame,) = ask(owner, chat.pk, {"refresh": answer.pk})
+    assert f'id="msg-{answer.pk}-answer"' in frame and "<strong>March</strong>" in frame
+    assert 'id="composer-actions"' in frame  # the composer turns back to Send
+
+
+def test_only_replies_of_this_chat_are_sent(owner, member, local_model, llm):
+    llm.queue(Reply(text="mine"), Reply(text="theirs"))
+    chat, _ = run_turn(owner, "one")
+    _, other_answer = run_turn(member, "two")
+    frames = ask(owner, chat.pk, {"refresh": other_answer.pk}, {"refresh": "x"}, {"nonsense": 1})
+    assert frames == []

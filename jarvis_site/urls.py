@@ -17,4 +17,5 @@ urlpatterns = [
     path("chat/", include("apps.chats.urls")),
     path("library/", include("apps.library.urls")),
     path("drafts/", include("apps.drafts.urls")),
+    path("digests/", include("apps.digest.urls")),
 ]

@@ -19,7 +19,8 @@ anywhere, including at this machine, the router or a cloud metadata service.
    private, link-local, CGNAT, multicast, unspecified, reserved, documentation,
    broadcast, and IPv6 forms that embed such an IPv4 address).
 3. Exemption: hosts in `settings.FETCH_ALLOW_HOSTS` ("host" = any port, or
-   "host:port") and the hosts of `settings.ARXIV_API_URL`/`ARXIV_PDF_URL` (the
+   "host:port") and the hosts of `settings.ARXIV_API_URL`/`ARXIV_PDF_URL`/
+   `BIORXIV_API_URL` (the
    admin configured them; "host:port" when the URL names a port) skip rule 2 and
    the literal-address part of rule 1 only. Settings are read at call time.
 4. Pinning: the request goes to the address that was checked (the URL's host is
@@ -373,7 +374,8 @@ def _allow_entry(entry: str) -> tuple[str, int | None] | None:
 
 def _allowed_entries() -> list[tuple[str, int | None]]:
     entries = [_allow_entry(str(e)) for e in settings.FETCH_ALLOW_HOSTS]
-    for configured in (settings.ARXIV_API_URL, settings.ARXIV_PDF_URL):
+    configured_apis = (settings.ARXIV_API_URL, settings.ARXIV_PDF_URL, settings.BIORXIV_API_URL)
+    for configured in configured_apis:
         try:
             parts = urlsplit(str(configured))
             if parts.hostname:

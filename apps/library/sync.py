@@ -76,8 +76,11 @@ class SyncReport:
         self.seconds += other.seconds
 
     def as_dict(self) -> dict:
+        """The documented `kb sync --json` fields; the inbox extras stay in
+        the job's summary."""
         data = asdict(self)
         data["seconds"] = round(self.seconds, 3)
+        del data["waiting"], data["indexed"]
         return data
 
 

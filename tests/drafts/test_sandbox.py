@@ -94,7 +94,7 @@ def test_listing_shows_only_files_a_person_can_open(folder):
     assert sandbox.list_files(7, KEY) == ["A.tex", "b.md"]
 
 
-_name_chars = st.sampled_from(list("ab.-_/\\ \x00") + ["..", "é", "md", "tex", "\n"])
+_name_chars = st.sampled_from([*"ab.-_/\\ \x00", "..", "é", "md", "tex", "\n"])
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])

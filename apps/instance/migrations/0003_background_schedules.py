@@ -5,40 +5,76 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('instance', '0002_llm_connections'),
+        ("instance", "0002_llm_connections"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='instancesettings',
-            name='digest_enabled',
-            field=models.BooleanField(default=False, help_text='Offer the weekly paper digest to people with the run-digest permission.'),
+            model_name="instancesettings",
+            name="digest_enabled",
+            field=models.BooleanField(
+                default=False,
+                help_text="Offer the weekly paper digest to people with the run-digest permission.",
+            ),
         ),
         migrations.AddField(
-            model_name='instancesettings',
-            name='digest_hour',
-            field=models.PositiveSmallIntegerField(default=7, help_text="The hour (0–23, the instance's time zone) the weekly digest runs.", validators=[django.core.validators.MaxValueValidator(23)]),
+            model_name="instancesettings",
+            name="digest_hour",
+            field=models.PositiveSmallIntegerField(
+                default=7,
+                help_text="The hour (0–23, the instance's time zone) the weekly digest runs.",
+                validators=[django.core.validators.MaxValueValidator(23)],
+            ),
         ),
         migrations.AddField(
-            model_name='instancesettings',
-            name='digest_weekday',
-            field=models.PositiveSmallIntegerField(choices=[(0, 'Monday'), (1, 'Tuesday'), (2, 'Wednesday'), (3, 'Thursday'), (4, 'Friday'), (5, 'Saturday'), (6, 'Sunday')], default=0, help_text='The day the weekly digest runs.'),
+            model_name="instancesettings",
+            name="digest_weekday",
+            field=models.PositiveSmallIntegerField(
+                choices=[
+                    (0, "Monday"),
+                    (1, "Tuesday"),
+                    (2, "Wednesday"),
+                    (3, "Thursday"),
+                    (4, "Friday"),
+                    (5, "Saturday"),
+                    (6, "Sunday"),
+                ],
+                default=0,
+                help_text="The day the weekly digest runs.",
+            ),
         ),
         migrations.AddField(
-            model_name='instancesettings',
-            name='drafts_retention_days',
-            field=models.PositiveIntegerField(default=30, help_text='Drafts untouched this many days are removed (kept drafts never). 0 disables.', validators=[django.core.validators.MaxValueValidator(3650)]),
+            model_name="instancesettings",
+            name="drafts_retention_days",
+            field=models.PositiveIntegerField(
+                default=30,
+                help_text="Drafts untouched this many days are removed (kept drafts never). 0 disables.",
+                validators=[django.core.validators.MaxValueValidator(3650)],
+            ),
         ),
         migrations.AddField(
-            model_name='instancesettings',
-            name='inbox_interval_minutes',
-            field=models.PositiveIntegerField(default=10, help_text='How often PDF inboxes are scanned for new or changed files.', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(1440)]),
+            model_name="instancesettings",
+            name="inbox_interval_minutes",
+            field=models.PositiveIntegerField(
+                default=10,
+                help_text="How often PDF inboxes are scanned for new or changed files.",
+                validators=[
+                    django.core.validators.MinValueValidator(1),
+                    django.core.validators.MaxValueValidator(1440),
+                ],
+            ),
         ),
         migrations.AddField(
-            model_name='instancesettings',
-            name='sync_interval_minutes',
-            field=models.PositiveIntegerField(default=30, help_text='How often folder sources (note vaults) are synced.', validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(1440)]),
+            model_name="instancesettings",
+            name="sync_interval_minutes",
+            field=models.PositiveIntegerField(
+                default=30,
+                help_text="How often folder sources (note vaults) are synced.",
+                validators=[
+                    django.core.validators.MinValueValidator(1),
+                    django.core.validators.MaxValueValidator(1440),
+                ],
+            ),
         ),
     ]

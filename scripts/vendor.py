@@ -39,6 +39,22 @@ PACKAGES: dict[str, tuple[str, str, dict[str, str]]] = {
         "2.0.4",
         {"dist/ws.min.js": "htmx-ext-ws/ws.min.js", "LICENSE": "htmx-ext-ws/LICENSE"},
     ),
+    # CodeMirror 5, not 6: 6 ships ES modules that need a bundler. Only what the
+    # drafts editor loads: the core, the Markdown (+ XML for its inline HTML)
+    # and LaTeX modes, and Markdown list continuation on Enter.
+    "codemirror": (
+        "codemirror",
+        "5.65.21",
+        {
+            "lib/codemirror.js": "codemirror/lib/codemirror.js",
+            "lib/codemirror.css": "codemirror/lib/codemirror.css",
+            "mode/markdown/markdown.js": "codemirror/mode/markdown/markdown.js",
+            "mode/xml/xml.js": "codemirror/mode/xml/xml.js",
+            "mode/stex/stex.js": "codemirror/mode/stex/stex.js",
+            "addon/edit/continuelist.js": "codemirror/addon/edit/continuelist.js",
+            "LICENSE": "codemirror/LICENSE",
+        },
+    ),
 }
 
 

@@ -25,8 +25,16 @@ class ChatConsumer(AuthenticatedConsumer):
         self.queue = REGISTRY.subscribe(self.chat_id)
         self.sender = asyncio.create_task(self._send_frames())
         # Re-attach: a reload or a second tab sees the reply as it is now.
-        for generation in REGISTRY.running_in(self.chat_id):
+        running = REGISTRY.running_in(self.chat_id)
+        for generation in running:
             await self.send(text_data=frames.render_blocks(generation.view(), composer=True))
+        if not running:
+            # The page may have been rendered while a reply ran that has
+            # finished since: send the latest reply as saved (a no-op when the
+            # page already shows it).
+            html = await database_sync_to_async(self._latest_saved)()
+            if html:
+                await self.send(text_data=html)
 
     async def _send_frames(self) -> None:
         while True:
@@ -65,6 +73,15 @@ class ChatConsumer(AuthenticatedConsumer):
         if generation is not None and generation.chat_id == self.chat_id:
             return frames.render_blocks(generation.view(), composer=True)
         return await database_sync_to_async(self._saved)(message_id)
+
+    def _latest_saved(self) -> str:
+        latest = (
+            Message.objects.filter(chat_id=self.chat_id, role=Message.Role.ASSISTANT)
+            .order_by("-pk")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        return self._saved(latest) if latest else ""
 
     def _saved(self, message_id: int) -> str:
         message = Message.objects.filter(

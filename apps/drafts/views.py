@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -88,18 +89,35 @@ def create(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def editor(request: HttpRequest, pk: int) -> HttpResponse:
+    from apps.chats.selectors import chats_of
+    from apps.chats.views import _page_context
+
     draft = selectors.get_draft_for(request.user, pk)
     files = sandbox.list_files(draft.owner_id, draft.key)
     opened = request.GET.get("file") or draft.main_file
+    pending = list(selectors.pending_proposals(draft))
     context = {
         "draft": draft,
         "files": files,
         "opened": opened if opened in files else (files[0] if files else ""),
         "proposal_id": request.GET.get("proposal", ""),
-        "pending": list(selectors.pending_proposals(draft)),
+        "pending": pending,
         "tools": builds.tools_available(),
         "file_form": NewFileForm(),
+        # For the editor's script (json_script) and the ✎ marks it starts with.
+        "pending_data": [_proposal_summary(p) for p in pending],
+        "pending_files": {p.filename for p in pending},
     }
+    # The chat panel beside the editor continues the draft's chat, rendered as
+    # the chat page renders it (the same partials and websocket frames).
+    chat = chats_of(request.user).filter(pk=draft.chat_id).first() if draft.chat_id else None
+    chat_context = _page_context(request.user, chat)
+    context.update(
+        {
+            key: chat_context.get(key)
+            for key in ("chat", "items", "busy_message", "compacted_upto", "configure_link")
+        }
+    )
     return render(request, "drafts/editor.html", context)
 
 
@@ -133,7 +151,12 @@ def update(request: HttpRequest, pk: int) -> HttpResponse:
         )
     except JarvisError as exc:
         messages.error(request, str(exc))
-    return redirect(request.POST.get("next") or reverse("drafts:editor", args=[draft.pk]))
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        target = reverse("drafts:editor", args=[draft.pk])
+    return redirect(target)
 
 
 @login_required

@@ -33,6 +33,7 @@ def ask(user, chat_id: int, *messages: dict) -> list[str]:
         communicator = WebsocketCommunicator(application, f"/ws/chats/{chat_id}/", headers=headers)
         connected, _ = await communicator.connect()
         assert connected
+        await communicator.receive_from(timeout=5)  # the latest reply, sent on connect
         frames = []
         for message in messages:
             await communicator.send_to(text_data=json.dumps(message))
@@ -59,3 +60,27 @@ def test_only_replies_of_this_chat_are_sent(owner, member, local_model, llm):
     _, other_answer = run_turn(member, "two")
     frames = ask(owner, chat.pk, {"refresh": other_answer.pk}, {"refresh": "x"}, {"nonsense": 1})
     assert frames == []
+
+
+def test_a_socket_that_opens_after_the_reply_ended_gets_it_as_saved(owner, local_model, llm):
+    llm.queue(Reply(text="Finished before you looked."))
+    chat, answer = run_turn(owner, "quick one")
+    client = Client()
+    client.force_login(owner)
+    cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
+    headers = [
+        (b"host", b"localhost"),
+        (b"origin", b"http://localhost"),
+        (b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()),
+    ]
+
+    async def connect():
+        communicator = WebsocketCommunicator(application, f"/ws/chats/{chat.pk}/", headers=headers)
+        connected, _ = await communicator.connect()
+        assert connected
+        frame = await communicator.receive_from(timeout=5)
+        await communicator.disconnect()
+        return frame
+
+    frame = async_to_sync(connect)()
+    assert f'id="msg-{answer.pk}-answer"' in frame and "Finished before you looked." in frame

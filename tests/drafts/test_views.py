@@ -200,3 +200,12 @@ def test_keep_toggles_and_adding_files_checks_names(owner_client, letter):
     owner_client.post(f"/drafts/{letter.pk}/files/", {"filename": "refs.bib"})
     owner_client.post(f"/drafts/{letter.pk}/files/", {"filename": "../x.bib"})
     assert sandbox.list_files(letter.owner_id, letter.key) == ["letter.md", "refs.bib"]
+
+
+def test_the_return_address_after_an_update_stays_on_this_site(owner_client, letter):
+    response = owner_client.post(
+        f"/drafts/{letter.pk}/update/", {"keep": "1", "next": "https://evil.example/phish"}
+    )
+    assert response["Location"] == f"/drafts/{letter.pk}/"
+    response = owner_client.post(f"/drafts/{letter.pk}/update/", {"keep": "0", "next": "/drafts/"})
+    assert response["Location"] == "/drafts/"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import time
 from dataclasses import dataclass, field
@@ -75,7 +76,10 @@ class Generation:
     configure_link: bool = False
     dirty: set = field(default_factory=set)
     task: asyncio.Task | None = None
-    last_save: float = 0.0
+    # The first periodic save comes SAVE_INTERVAL after the start, not at the
+    # first token (when a burst of sends is still being handled).
+    last_save: float = field(default_factory=time.monotonic)
+    save_task: asyncio.Task | None = None
 
     def view(self) -> frames.ReplyView:
         return frames.ReplyView(
@@ -173,7 +177,11 @@ async def run(generation: Generation) -> None:
             await flusher
         generation.status_line = ""
         try:
-            await sync_to_async(_save, thread_sensitive=False)(generation, final=True)
+            if generation.save_task is not None:
+                # A periodic save still in flight must land before the final one.
+                with contextlib.suppress(Exception):
+                    await generation.save_task
+            await sync_to_async(_save, thread_sensitive=False)(_snapshot(generation, final=True))
         finally:
             flush(generation, everything=True)
             REGISTRY.finished(generation)
@@ -189,28 +197,47 @@ async def _failed(generation: Generation, reason: str) -> None:
     generation.touch("answer", "sources")
 
 
-def _save(generation: Generation, *, final: bool = False) -> None:
-    close_old_connections()
+@dataclass(frozen=True)
+class _Snapshot:
+    message_id: int
+    fields: dict
+    final: bool
+    index: bool
+
+
+def _snapshot(generation: Generation, *, final: bool = False) -> _Snapshot:
+    """The reply's fields copied on the event loop, so a save running in a
+    thread never reads lists the stream is still appending to."""
     fields = {
         "status": generation.status if final else Message.Status.STREAMING,
         "text": generation.text,
         "reasoning": generation.reasoning,
-        "activity": generation.activity,
-        "citations": generation.citations,
-        "notes": generation.notes,
+        "activity": copy.deepcopy(generation.activity),
+        "citations": copy.deepcopy(generation.citations),
+        "notes": list(generation.notes),
         "model_label": generation.model_label,
     }
     if final:
-        fields.update(turns=generation.turns, usage=generation.usage)
-    Message.objects.filter(pk=generation.message_id).update(**fields)
-    if final and generation.status == Message.Status.DONE:
-        _index(generation)
+        fields.update(turns=copy.deepcopy(generation.turns), usage=dict(generation.usage))
+    index = final and generation.status == Message.Status.DONE
+    return _Snapshot(generation.message_id, fields, final, index)
 
 
-def _index(generation: Generation) -> None:
+def _save(snapshot: _Snapshot) -> None:
+    if snapshot.final:
+        # Not on periodic saves: with CONN_MAX_AGE=0 this always closes the worker
+        # thread's connection, and reopening one (sqlite-vec, pragmas) costs about
+        # 20 times the UPDATE, for every reply every SAVE_INTERVAL.
+        close_old_connections()
+    Message.objects.filter(pk=snapshot.message_id).update(**snapshot.fields)
+    if snapshot.index:
+        _index(snapshot.message_id)
+
+
+def _index(message_id: int) -> None:
     from apps.chats.history import index_exchange
 
-    answer = Message.objects.select_related("chat").get(pk=generation.message_id)
+    answer = Message.objects.select_related("chat").get(pk=message_id)
     question = (
         answer.chat.messages.filter(pk__lt=answer.pk, role=Message.Role.USER)
         .order_by("-pk")
@@ -221,10 +248,23 @@ def _index(generation: Generation) -> None:
 
 
 async def _maybe_save(generation: Generation) -> None:
+    """Save the reply so far every SAVE_INTERVAL, in the background: the stream
+    keeps reading while the row is written (at most one save in flight)."""
     now = time.monotonic()
-    if now - generation.last_save >= SAVE_INTERVAL:
+    in_flight = generation.save_task is not None and not generation.save_task.done()
+    if now - generation.last_save >= SAVE_INTERVAL and not in_flight:
         generation.last_save = now
-        await sync_to_async(_save, thread_sensitive=False)(generation)
+        generation.save_task = asyncio.create_task(
+            sync_to_async(_save, thread_sensitive=False)(_snapshot(generation))
+        )
+        generation.save_task.add_done_callback(_log_failed_save)
+
+
+def _log_failed_save(task: asyncio.Task) -> None:
+    # A periodic save that fails loses nothing (the final save writes it all),
+    # but it is logged rather than left as an unretrieved task exception.
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("a periodic save of a reply failed", exc_info=task.exception())
 
 
 async def _turn(generation: Generation) -> None:

@@ -32,7 +32,7 @@ from apps.digest.papers import Paper
 from apps.library import adding
 from apps.library.documents import ingest_document, remove_document
 from apps.library.embeddings import Embedder
-from apps.library.models import Document, Source
+from apps.library.models import Document
 from apps.library.storage import safe_filename, store
 
 logger = logging.getLogger(__name__)
@@ -43,18 +43,6 @@ SUMMARY_FOLDER = "Paper summaries"
 
 class NotShelved(JarvisError):
     """A document could not be added; the message says why."""
-
-
-def _free_path(source: Source, path: str) -> str:
-    stem, dot, suffix = path.rpartition(".")
-    if not dot:
-        stem, suffix = path, ""
-    candidate, n = path, 1
-    taken = Document.objects.filter(source=source)
-    while taken.filter(path=candidate).exists():
-        n += 1
-        candidate = f"{stem} ({n}).{suffix}" if suffix else f"{stem} ({n})"
-    return candidate
 
 
 def _discard(owner, document: Document) -> None:
@@ -88,7 +76,7 @@ def _add_markdown(
     relative = store(area="papers", owner_id=owner.pk, data=data, filename=filename)
     document = Document.objects.create(
         source=source,
-        path=_free_path(source, path),
+        path=adding.free_path(source, path),
         title=title[:500],
         kind=Document.Kind.NOTE,
         content_hash=hashlib.sha256(data).hexdigest(),

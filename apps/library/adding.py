@@ -62,7 +62,8 @@ def papers_source(owner) -> Source:
     return _own_source(owner, Source.Kind.PAPERS, PAPERS_NAME)
 
 
-def _free_path(source: Source, name: str) -> str:
+def free_path(source: Source, name: str) -> str:
+    """`name`, or `name (2)`, `name (3)`… if the collection already holds it."""
     stem, dot, suffix = name.rpartition(".")
     if not dot:
         stem, suffix = name, ""
@@ -94,7 +95,7 @@ def upload(*, owner, name: str, data: bytes) -> Added:
     with transaction.atomic():
         document = Document.objects.create(
             source=source,
-            path=_free_path(source, name),
+            path=free_path(source, name),
             title=name,
             kind=kind,
             content_hash=digest,
@@ -193,7 +194,7 @@ def add_paper(*, owner, text: str, replace: bool = False) -> Added | PaperPlan:
     )
     document = Document.objects.create(
         source=source,
-        path=_free_path(source, f"arXiv {paper_id.id}"),
+        path=free_path(source, f"arXiv {paper_id.id}"),
         title=meta.title[:500],
         authors=", ".join(meta.authors)[:1000],
         doi=meta.doi[:200],

@@ -9,25 +9,17 @@ import json
 import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
-from django.conf import settings
-from django.test import Client
 
 from jarvis_site.asgi import application
 from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.sockets import session_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def ask(user, chat_id: int, *messages: dict) -> list[str]:
-    client = Client()
-    client.force_login(user)
-    cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
-    headers = [
-        (b"host", b"localhost"),
-        (b"origin", b"http://localhost"),
-        (b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()),
-    ]
+    headers = session_headers(user)
 
     async def talk():
         communicator = WebsocketCommunicator(application, f"/ws/chats/{chat_id}/", headers=headers)
@@ -65,14 +57,7 @@ def test_only_replies_of_this_chat_are_sent(owner, member, local_model, llm):
 def test_a_socket_that_opens_after_the_reply_ended_gets_it_as_saved(owner, local_model, llm):
     llm.queue(Reply(text="Finished before you looked."))
     chat, answer = run_turn(owner, "quick one")
-    client = Client()
-    client.force_login(owner)
-    cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
-    headers = [
-        (b"host", b"localhost"),
-        (b"origin", b"http://localhost"),
-        (b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()),
-    ]
+    headers = session_headers(owner)
 
     async def connect():
         communicator = WebsocketCommunicator(application, f"/ws/chats/{chat.pk}/", headers=headers)

@@ -6,24 +6,12 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.conf import settings
-from django.test import Client
 
 from apps.drafts import services
 from jarvis_site.asgi import application
+from tests.support.sockets import session_headers as headers_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def headers_for(user) -> list[tuple[bytes, bytes]]:
-    client = Client()
-    client.force_login(user)
-    cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
-    return [
-        (b"host", b"localhost"),
-        (b"origin", b"http://localhost"),
-        (b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()),
-    ]
 
 
 def test_the_owner_hears_a_new_suggestion(owner, draft):

@@ -22,9 +22,9 @@ from apps.library.models import Document
 from apps.library.sync import sync_source
 from tests.chats import conftest as chat_fixtures
 from tests.chats.conftest import run_turn
-from tests.conftest import PASSWORD
 from tests.e2e.conftest import screenshot
 from tests.fakes.llm import Reply
+from tests.support.browser import collect_errors, sign_in
 
 pytestmark = pytest.mark.e2e
 
@@ -88,14 +88,6 @@ def wait_for_status(page, status: str, timeout: int = STREAM_SECONDS * 1000) -> 
     )
 
 
-def sign_in(page, base_url: str, username: str = "olivia") -> None:
-    page.goto(f"{base_url}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base_url}/chat/")
-
-
 def send(page, text: str) -> None:
     page.fill("#composer-text", text)
     page.click("[data-testid=send]")
@@ -104,16 +96,7 @@ def send(page, text: str) -> None:
 @pytest.fixture
 def console_errors(page) -> list[str]:
     """Console errors and uncaught exceptions of the page; each test asserts none."""
-    errors: list[str] = []
-
-    def on_console(message) -> None:
-        # The browser asks for /favicon.ico by itself; Jarvis has none (a 404).
-        if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico"):
-            errors.append(message.text)
-
-    page.on("console", on_console)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    return errors
+    return collect_errors(page)
 
 
 @pytest.fixture

@@ -30,9 +30,9 @@ from apps.drafts.hunks import diff_hunks
 from apps.drafts.models import Draft, Proposal
 from apps.drafts.services import draft_add_file, draft_create
 from tests.chats import conftest as chat_fixtures
-from tests.conftest import PASSWORD
 from tests.e2e.conftest import screenshot
 from tests.fakes.llm import Reply
+from tests.support.browser import collect_errors, sign_in
 from tests.support.processes import daphne_server, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -96,23 +96,7 @@ def on_disk(draft: Draft, drafts_dir: Path, name: str = "letter.md") -> str:
 
 @pytest.fixture
 def console_errors(page) -> list[str]:
-    errors: list[str] = []
-
-    def on_console(message) -> None:
-        if message.type == "error" and not message.location.get("url", "").endswith("/favicon.ico"):
-            errors.append(message.text)
-
-    page.on("console", on_console)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    return errors
-
-
-def sign_in(page, base_url: str) -> None:
-    page.goto(f"{base_url}/accounts/login/")
-    page.fill("input[name=username]", "olivia")
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base_url}/chat/")
+    return collect_errors(page)
 
 
 def open_editor(page, base_url: str, draft: Draft, query: str = "") -> None:

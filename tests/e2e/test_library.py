@@ -19,8 +19,8 @@ from apps.core.models import JobRun
 from apps.library.models import Document, DocumentFile, Source
 from apps.library.services import source_register
 from apps.library.sync import sync_source
-from tests.conftest import PASSWORD
 from tests.e2e.conftest import screenshot
+from tests.support.browser import sign_in
 from tests.support.processes import daphne_server, huey_consumer, wait_until
 
 pytestmark = pytest.mark.e2e
@@ -64,14 +64,6 @@ def live(transactional_db, vaults_root):
         daphne_server(JARVIS_TEST_HUEY_IMMEDIATE="0", **env) as url,
     ):
         yield Stack(url=url, worker=worker)
-
-
-def sign_in(page, base_url: str, username: str) -> None:
-    page.goto(f"{base_url}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base_url}/chat/")
 
 
 def search_library(page, base_url: str, query: str) -> None:

@@ -26,10 +26,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from tests.fakes.serving import ServedFake, quiet_local_server
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 ARXIV_NS = "http://arxiv.org/schemas/atom"
@@ -167,7 +169,7 @@ class RecordedRequest:
         return self.query.get(name, [""])[0]
 
 
-class FakeArxiv:
+class FakeArxiv(ServedFake):
     def __init__(self, papers: list[FakePaper] | None = None) -> None:
         source = DEFAULT_PAPERS if papers is None else papers
         self.papers: dict[str, FakePaper] = {}
@@ -180,39 +182,16 @@ class FakeArxiv:
         self.requests: list[RecordedRequest] = []
         self._faults: list[Fault] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # --- lifecycle
 
-    def start(self) -> FakeArxiv:
+    def make_server(self):
         fake = self
 
         class Handler(_Handler):
             owner = fake
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        server.block_on_close = False  # a slow answer must not hold up teardown
-        server.handle_error = lambda request, address: None  # clients hang up on purpose
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeArxiv:
-        return self.start()
-
-    def __exit__(self, *exc_info) -> None:
-        self.stop()
+        return quiet_local_server(Handler)
 
     @property
     def base_url(self) -> str:

@@ -26,10 +26,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from tests.fakes.serving import ServedFake, quiet_local_server
 
 JSON_TYPE = "application/json; charset=utf-8"
 
@@ -85,44 +87,23 @@ class RecordedRequest:
     at: float = field(default_factory=time.monotonic)
 
 
-class FakeBiorxiv:
+class FakeBiorxiv(ServedFake):
     def __init__(self, preprints: list[FakePreprint] | None = None, *, page_size: int = 100):
         self.preprints: list[FakePreprint] = list(preprints or [])
         self.page_size = page_size
         self.requests: list[RecordedRequest] = []
         self._faults: list[Fault] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
 
     # --- lifecycle
 
-    def start(self) -> FakeBiorxiv:
+    def make_server(self):
         fake = self
 
         class Handler(_Handler):
             owner = fake
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        server.block_on_close = False
-        server.handle_error = lambda request, address: None  # clients hang up on purpose
-        self._server = server
-        threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        ).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeBiorxiv:
-        return self.start()
-
-    def __exit__(self, *exc_info) -> None:
-        self.stop()
+        return quiet_local_server(Handler)
 
     @property
     def host_port(self) -> str:

@@ -53,6 +53,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from tests.fakes.serving import ServedFake
+
 
 @dataclass
 class Reply:
@@ -241,7 +243,7 @@ class _Server(ThreadingHTTPServer):
         pass  # a client that hung up mid-reply is what several tests do on purpose
 
 
-class _FakeLLM:
+class _FakeLLM(ServedFake):
     kind = ""
 
     def __init__(
@@ -259,8 +261,6 @@ class _FakeLLM:
         self._queue: deque[ReplyLike] = deque()
         self._count = 0
         self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
     # --- scripting
 
@@ -301,28 +301,16 @@ class _FakeLLM:
     def root_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def make_server(self) -> _Server:
+        return _Server(self)
+
     def start(self):
         self.stopping.clear()
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
+        return super().start()
 
     def stop(self) -> None:
-        self.stopping.set()
-        if self._server:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread:
-            self._thread.join(timeout=5)
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        self.stopping.set()  # a reply still streaming ends at once
+        super().stop()
 
     # --- serving
 

@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from tests.fakes.serving import ServedFake
+
 Body = bytes | Callable[[], Iterable[bytes]]
 
 
@@ -127,7 +129,7 @@ class _Server(ThreadingHTTPServer):
         pass  # failed TLS handshakes are expected in the certificate tests
 
 
-class FakeWeb:
+class FakeWeb(ServedFake):
     """A local web server with scripted routes; use as a context manager."""
 
     def __init__(self, *, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None) -> None:
@@ -136,8 +138,6 @@ class FakeWeb:
         self.routes: dict[str, Reply | Callable[[str], Reply]] = {}
         self.requests: list[SeenRequest] = []
         self.stopping = threading.Event()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
     # --- scripting
 
@@ -190,30 +190,16 @@ class FakeWeb:
 
     # --- lifecycle
 
-    def start(self) -> FakeWeb:
+    def make_server(self) -> _Server:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        self._server = _Server((self.host, 0), self, family)
+        server = _Server((self.host, 0), self, family)
         if self.tls:
-            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self._thread.start()
-        return self
+            server.socket = self.tls.wrap_socket(server.socket, server_side=True)
+        return server
 
     def stop(self) -> None:
         self.stopping.set()
-        if self._server:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeWeb:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        super().stop()
 
 
 class FakeDNS:

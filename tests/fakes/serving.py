@@ -1,0 +1,50 @@
+"""What every fake server shares: serving real HTTP from a thread of its own,
+started and stopped around a test (`with FakeX() as fake:`)."""
+
+from __future__ import annotations
+
+import socketserver
+import threading
+from http.server import ThreadingHTTPServer
+
+
+class ServedFake:
+    _server: socketserver.BaseServer | None = None
+    _thread: threading.Thread | None = None
+
+    def make_server(self) -> socketserver.BaseServer:
+        """The server to run; subclasses build it with their handler."""
+        raise NotImplementedError
+
+    def start(self):
+        self._server = self.make_server()
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+
+def quiet_local_server(handler: type) -> ThreadingHTTPServer:
+    """A threaded server on a free loopback port that never blocks teardown and
+    ignores clients that hang up (several tests do it on purpose)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    server.block_on_close = False
+    server.handle_error = lambda request, address: None
+    return server

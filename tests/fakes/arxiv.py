@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.fakes.serving import ServedFake, quiet_local_server
+from tests.fakes.serving import ServedFake
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 ARXIV_NS = "http://arxiv.org/schemas/atom"
@@ -182,22 +182,6 @@ class FakeArxiv(ServedFake):
         self.requests: list[RecordedRequest] = []
         self._faults: list[Fault] = []
         self._lock = threading.Lock()
-
-    # --- lifecycle
-
-    def make_server(self):
-        fake = self
-
-        class Handler(_Handler):
-            owner = fake
-
-        return quiet_local_server(Handler)
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "start the fake first"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
 
     @property
     def api_url(self) -> str:
@@ -475,6 +459,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+FakeArxiv.handler = _Handler  # defined below the fake, which it serves
 
 
 @pytest.fixture

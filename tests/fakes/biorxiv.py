@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.fakes.serving import ServedFake, quiet_local_server
+from tests.fakes.serving import ServedFake
 
 JSON_TYPE = "application/json; charset=utf-8"
 
@@ -95,25 +95,9 @@ class FakeBiorxiv(ServedFake):
         self._faults: list[Fault] = []
         self._lock = threading.Lock()
 
-    # --- lifecycle
-
-    def make_server(self):
-        fake = self
-
-        class Handler(_Handler):
-            owner = fake
-
-        return quiet_local_server(Handler)
-
     @property
     def host_port(self) -> str:
-        assert self._server is not None, "start the fake first"
-        host, port = self._server.server_address[:2]
-        return f"{host}:{port}"
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host_port}"
+        return self.base_url.removeprefix("http://")
 
     def configure(self, settings) -> None:
         """Points BIORXIV_API_URL (pytest-django's `settings`) here and exempts this
@@ -252,6 +236,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+FakeBiorxiv.handler = _Handler  # defined below the fake, which it serves
 
 
 @pytest.fixture

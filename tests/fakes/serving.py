@@ -11,10 +11,19 @@ from http.server import ThreadingHTTPServer
 class ServedFake:
     _server: socketserver.BaseServer | None = None
     _thread: threading.Thread | None = None
+    # A BaseHTTPRequestHandler subclass that reaches the fake as `self.owner`;
+    # fakes with a server of their own override make_server instead.
+    handler: type | None = None
 
     def make_server(self) -> socketserver.BaseServer:
-        """The server to run; subclasses build it with their handler."""
-        raise NotImplementedError
+        handler = type("Handler", (self.handler,), {"owner": self})
+        return quiet_local_server(handler)
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "start the fake first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
 
     def start(self):
         self._server = self.make_server()

@@ -51,6 +51,16 @@ if [ ! -f "$ENV_FILE" ]; then
   echo "wrote $ENV_FILE (review it)"
 fi
 
+# Drafts compile .tex with latexmk and export Markdown with pandoc, each inside
+# bubblewrap (apps/drafts/toolchain.py); without them those buttons are hidden.
+DRAFT_DEBS="latexmk texlive-latex-base texlive-latex-recommended lmodern pandoc bubblewrap"
+missing=""
+for pkg in $DRAFT_DEBS; do dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"; done
+if [ -n "$missing" ]; then
+  echo "Installing from Debian:$missing"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+fi
+
 cd "$PREFIX"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install --quiet -e .

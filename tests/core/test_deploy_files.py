@@ -41,8 +41,17 @@ def test_the_web_unit_runs_daphne_on_loopback_behind_the_proxy():
     assert "User=jarvis" in unit and "EnvironmentFile=/etc/jarvis/jarvis.env" in unit
 
 
-def test_the_worker_unit_runs_huey():
-    assert "manage.py run_huey" in render("jarvis-worker.service.in")
+def test_the_worker_unit_runs_huey_clearing_stale_locks():
+    # A killed worker leaves its job locks behind; the next start clears them.
+    assert "manage.py run_huey --flush-locks" in render("jarvis-worker.service.in")
+
+
+def test_the_installer_installs_what_the_makefile_tests_drafts_with():
+    installer = (DEPLOY / "install.sh").read_text()
+    makefile = (DEPLOY.parent / "Makefile").read_text()
+    test_debs = re.search(r"^TEST_DEBS := (.*)$", makefile, re.M).group(1).split()
+    draft_debs = re.search(r'^DRAFT_DEBS="(.*)"$', installer, re.M).group(1).split()
+    assert set(draft_debs) == set(test_debs) - {"chromium"}
 
 
 def test_the_vhost_upgrades_websockets():

@@ -178,7 +178,8 @@ async def run(generation: Generation) -> None:
         generation.status_line = ""
         try:
             if generation.save_task is not None:
-                # A periodic save still in flight must land before the final one.
+                # A periodic save still in flight must land before the final
+                # one; its failure is already logged (_log_failed_save).
                 with contextlib.suppress(Exception):
                     await generation.save_task
             await sync_to_async(_save, thread_sensitive=False)(_snapshot(generation, final=True))
@@ -192,8 +193,10 @@ async def _failed(generation: Generation, reason: str) -> None:
     lead = f"⚠️ {reason}"
     generation.text = f"{generation.text}\n\n{lead}" if generation.text else lead
     generation.turns = []
-    with contextlib.suppress(Exception):
+    try:
         await _search_fallback(generation)
+    except Exception:  # the error reply stands without passages
+        logger.exception("search fallback for reply %s failed", generation.message_id)
     generation.touch("answer", "sources")
 
 
@@ -528,7 +531,7 @@ def _fallback_passages(message_id: int) -> list[tools.Passage]:
         return []
     ctx = tools.TurnContext(user=answer.chat.owner, chat=answer.chat, cloud=False, notes_only=True)
     results = search(answer.chat.owner, question.text, limit=5).results
-    return [ctx.number(tools._passage_from_result(r)) for r in results]
+    return [ctx.number(tools.passage_from_result(r, ctx.user)) for r in results]
 
 
 def estimate_tokens(system: str, turns: list[dict]) -> int:

@@ -115,24 +115,32 @@ def _wrap(lines: list[str], footer: str = "") -> str:
     )
 
 
-def _superseded_by(document) -> str:
-    from apps.library.models import Document
+def _superseded_by(document, user) -> str:
+    """The newer version's path and date, if `user` may read it (a newer
+    version in the owner's private folder is only "a newer version")."""
+    from apps.library.selectors import visible_to
 
     if document.is_latest or not document.family:
         return ""
-    latest = Document.objects.filter(
-        source_id=document.source_id, family=document.family, is_latest=True
-    ).first()
+    latest = (
+        visible_to(user)
+        .filter(source_id=document.source_id, family=document.family, is_latest=True)
+        .first()
+    )
     if latest is None:
         return "a newer version"
     when = latest.shown_date.isoformat() if latest.shown_date else "undated"
     return f"{latest.path} ({when})"
 
 
-def _passage_from_result(result) -> Passage:
+def passage_from_result(result, user) -> Passage:
+    """A search result as a numbered-to-be passage; `result` came from
+    `search(user, …)`, so its document is one `user` may read."""
     from apps.library.models import Document
 
-    document = Document.objects.get(pk=result.document_id)
+    superseded_by = ""
+    if not result.is_latest:
+        superseded_by = _superseded_by(Document.objects.get(pk=result.document_id), user)
     return Passage(
         n=0,
         document_id=result.document_id,
@@ -142,7 +150,7 @@ def _passage_from_result(result) -> Passage:
         section=result.section,
         date=result.date,
         is_latest=result.is_latest,
-        superseded_by="" if result.is_latest else _superseded_by(document),
+        superseded_by=superseded_by,
         text=result.text,
         page=result.page,
         annotation=result.annotation,
@@ -185,7 +193,7 @@ def search_notes(ctx: TurnContext, args: dict) -> str:
         _hold_back(ctx, query, mode, filters)
     if not response.results:
         return f"No passages match {query!r} (time mode {response.mode})."
-    passages = [ctx.number(_passage_from_result(r)) for r in response.results]
+    passages = [ctx.number(passage_from_result(r, ctx.user)) for r in response.results]
     lines = [f"{p.label()}\n{p.text}" for p in passages]
     footer = f"Time mode: {response.mode}."
     if ctx.cloud and MIXED_CAVEAT in ctx.caveats:
@@ -248,7 +256,7 @@ def get_document(ctx: TurnContext, args: dict) -> str:
                 section=chunk.section,
                 date=chunk.section_date.isoformat() if chunk.section_date else date,
                 is_latest=chunk.is_latest,
-                superseded_by="" if document.is_latest else _superseded_by(document),
+                superseded_by="" if document.is_latest else _superseded_by(document, ctx.user),
                 text=chunk.text,
                 page=chunk.page,
                 annotation=chunk.annotation,

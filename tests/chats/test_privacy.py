@@ -177,3 +177,22 @@ def test_the_fake_cloud_server_never_saw_the_marker_across_a_whole_session(
     sent = requests_text(llm)
     # The person's own question holds the marker (they typed it); no note's text does.
     assert "again." not in sent and "Knee physio" not in sent and "Apple tree secret" not in sent
+
+
+def test_a_passage_never_names_a_newer_version_the_reader_may_not_see(
+    owner, member, make_vault, make_source, embedder
+):
+    from apps.chats.tools import _superseded_by
+
+    vault = make_vault("household")
+    vault.write("plans/lisbon_2026-03-01.md", "# Lisbon trip\n\nDates: 12-16 April.\n")
+    vault.write("private/lisbon_2026-05-01.md", f"# Lisbon trip\n\nMoved to May. {MARKER}\n")
+    sync_source(make_source(owner, vault, name="household", sharing="household"), embedder=embedder)
+    older = Document.objects.get(path="plans/lisbon_2026-03-01.md")
+    newer = Document.objects.get(path="private/lisbon_2026-05-01.md")
+    # The two as one family, the newer one in the owner's private folder.
+    Document.objects.filter(pk__in=[older.pk, newer.pk]).update(family="lisbon")
+    Document.objects.filter(pk=older.pk).update(is_latest=False)
+    older.refresh_from_db()
+    assert _superseded_by(older, owner).startswith("private/lisbon_2026-05-01.md")
+    assert _superseded_by(older, member) == "a newer version"

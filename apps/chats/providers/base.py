@@ -223,7 +223,7 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
 
 def secrets_of(config: ProviderConfig) -> list[str]:
     secrets = [config.api_key] if config.api_key else []
-    with contextlib.suppress(Exception):
+    with contextlib.suppress(httpx.InvalidURL):
         password = httpx.URL(config.base_url).password
         if password:
             secrets.append(password)
@@ -234,7 +234,7 @@ def host_label(base_url: str) -> str:
     """host[:port] of a base URL, without any credentials in it."""
     try:
         url = httpx.URL(base_url)
-    except Exception:
+    except httpx.InvalidURL:
         return "the configured server"
     if not url.host:
         return "the configured server"

@@ -18,47 +18,23 @@ from apps.chats import services
 from apps.chats.frames import ReplyView
 from apps.chats.history import search_chats
 from apps.chats.models import Chat, PendingAction
-from apps.chats.runner import REGISTRY, mark_interrupted
-from apps.chats.selectors import busy_message, chats_of, get_chat_for
+from apps.chats.pages import chat_page_context
+from apps.chats.runner import REGISTRY
+from apps.chats.selectors import chats_of, get_chat_for
 from apps.core.errors import Conflict, JarvisError
-
-
-def _page_context(user, chat: Chat | None) -> dict:
-    from apps.instance.selectors import default_model_for, models_for
-
-    context = {
-        "chats": list(chats_of(user)[:200]),
-        "chat": chat,
-        "models": list(models_for(user)),
-        "default_model": default_model_for(user),
-        "configure_link": user.is_staff,
-        "items": [],
-        "busy_message": None,
-    }
-    if chat is not None:
-        mark_interrupted(chat)
-        messages = list(chat.messages.prefetch_related("actions").order_by("pk"))
-        context["items"] = [
-            (m, ReplyView.of(m, configure_link=user.is_staff) if m.role == "assistant" else None)
-            for m in messages
-        ]
-        busy = busy_message(chat)
-        context["busy_message"] = busy.pk if busy else None
-        context["compacted_upto"] = chat.summary_upto
-    return context
 
 
 @login_required
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "chats/chat.html", _page_context(request.user, None))
+    return render(request, "chats/chat.html", chat_page_context(request.user, None))
 
 
 @login_required
 @require_GET
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     chat = get_chat_for(request.user, pk)
-    return render(request, "chats/chat.html", _page_context(request.user, chat))
+    return render(request, "chats/chat.html", chat_page_context(request.user, chat))
 
 
 def _mentions(request: HttpRequest) -> list[dict]:

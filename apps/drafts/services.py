@@ -202,8 +202,10 @@ def proposal_apply(*, proposal: Proposal, accepted: list[int]) -> str | None:
         with transaction.atomic():
             _snapshot(draft, proposal.filename, current, Snapshot.Reason.PROPOSAL)
             _touch(draft)
-            _resolve(proposal, Proposal.Status.APPLIED, sorted(chosen))
+        # Written before the proposal is marked applied: a write that fails
+        # (size cap, disk) leaves it pending, never "applied" with the file unchanged.
         sandbox.write_text(draft.owner_id, draft.key, proposal.filename, merged)
+        _resolve(proposal, Proposal.Status.APPLIED, sorted(chosen))
     return sandbox.file_hash(merged)
 
 

@@ -89,8 +89,8 @@ def create(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def editor(request: HttpRequest, pk: int) -> HttpResponse:
+    from apps.chats.pages import conversation_context
     from apps.chats.selectors import chats_of
-    from apps.chats.views import _page_context
 
     draft = selectors.get_draft_for(request.user, pk)
     files = sandbox.list_files(draft.owner_id, draft.key)
@@ -111,13 +111,7 @@ def editor(request: HttpRequest, pk: int) -> HttpResponse:
     # The chat panel beside the editor continues the draft's chat, rendered as
     # the chat page renders it (the same partials and websocket frames).
     chat = chats_of(request.user).filter(pk=draft.chat_id).first() if draft.chat_id else None
-    chat_context = _page_context(request.user, chat)
-    context.update(
-        {
-            key: chat_context.get(key)
-            for key in ("chat", "items", "busy_message", "compacted_upto", "configure_link")
-        }
-    )
+    context.update(conversation_context(request.user, chat))
     return render(request, "drafts/editor.html", context)
 
 

@@ -1,0 +1,42 @@
+"""What a page showing a chat needs: the chat page, and the editor's chat panel."""
+
+from __future__ import annotations
+
+from apps.chats.frames import ReplyView
+from apps.chats.models import Chat
+from apps.chats.runner import mark_interrupted
+from apps.chats.selectors import busy_message, chats_of
+
+
+def conversation_context(user, chat: Chat | None) -> dict:
+    """One chat's messages as the page renders them, and the reply still running."""
+    context = {
+        "chat": chat,
+        "configure_link": user.is_staff,
+        "items": [],
+        "busy_message": None,
+        "compacted_upto": None,
+    }
+    if chat is not None:
+        mark_interrupted(chat)
+        messages = list(chat.messages.prefetch_related("actions").order_by("pk"))
+        context["items"] = [
+            (m, ReplyView.of(m, configure_link=user.is_staff) if m.role == "assistant" else None)
+            for m in messages
+        ]
+        busy = busy_message(chat)
+        context["busy_message"] = busy.pk if busy else None
+        context["compacted_upto"] = chat.summary_upto
+    return context
+
+
+def chat_page_context(user, chat: Chat | None) -> dict:
+    """The chat page: the conversation plus the chat list and the model picker."""
+    from apps.instance.selectors import default_model_for, models_for
+
+    return {
+        **conversation_context(user, chat),
+        "chats": list(chats_of(user)[:200]),
+        "models": list(models_for(user)),
+        "default_model": default_model_for(user),
+    }

@@ -26,12 +26,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.fakes.serving import ServedFake
+from tests.fakes.serving import QuietHandler, ServedFake
 
 ATOM_NS = "http://www.w3.org/2005/Atom"
 ARXIV_NS = "http://arxiv.org/schemas/atom"
@@ -398,12 +397,8 @@ def _malformed_entry(root: ET.Element) -> None:
     ET.SubElement(author, f"{{{ATOM_NS}}}name").text = "Nobody"
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     owner: FakeArxiv
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format, *args) -> None:
-        pass
 
     def do_GET(self) -> None:
         fake = self.owner
@@ -452,13 +447,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b"<html><body>Please solve this captcha</body></html>", content_type)
         else:
             self._send(200, hit[0].pdf, "application/pdf")
-
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
 
 FakeArxiv.handler = _Handler  # defined below the fake, which it serves

@@ -26,12 +26,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
-from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.fakes.serving import ServedFake
+from tests.fakes.serving import QuietHandler, ServedFake
 
 JSON_TYPE = "application/json; charset=utf-8"
 
@@ -174,12 +173,8 @@ class FakeBiorxiv(ServedFake):
         }
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     owner: FakeBiorxiv
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format, *args) -> None:
-        pass
 
     def do_GET(self) -> None:
         fake = self.owner
@@ -229,13 +224,6 @@ class _Handler(BaseHTTPRequestHandler):
             body = body[: len(body) // 2]
         content_type = fault.content_type if kind == "content_type" else JSON_TYPE
         self._send(200, body, content_type)
-
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
 
 FakeBiorxiv.handler = _Handler  # defined below the fake, which it serves

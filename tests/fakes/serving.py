@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import socketserver
 import threading
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class ServedFake:
@@ -57,3 +57,19 @@ def quiet_local_server(handler: type) -> ThreadingHTTPServer:
     server.block_on_close = False
     server.handle_error = lambda request, address: None
     return server
+
+
+class QuietHandler(BaseHTTPRequestHandler):
+    """A keep-alive handler that logs nothing and answers with one call."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format, *args) -> None:
+        pass
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)

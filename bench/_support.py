@@ -120,7 +120,7 @@ class Operator:
 def bench_user_with_vault(folder: Path):
     """A user owning `folder` as a registered vault source (Django must be set up)."""
     from apps.accounts.services import user_create
-    from apps.library.services import source_register
+    from apps.library.services.sources import source_register
 
     user = user_create(username="bench", password="x" * 12, validate=False)
     source = source_register(actor=Operator(), owner=user, name="bench", path=str(folder))

@@ -58,17 +58,17 @@ def main() -> None:
     write_vault(folder, args.notes)
     django_in(data, JARVIS_VAULTS_ROOT=str(vaults))
 
-    from apps.library import index
-    from apps.library.embeddings import get_embedder
+    from apps.library.index import tables
+    from apps.library.index.embeddings import get_embedder
+    from apps.library.ingest.parsing.pdf import extract_pdf
+    from apps.library.ingest.sync import source_sync
     from apps.library.models import Chunk
-    from apps.library.parsing.pdf import extract_pdf
-    from apps.library.sync import sync_source
 
     _user, source = bench_user_with_vault(folder)
     embedder = get_embedder()
     embedder.embed_passages(["warm up the model"])
 
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
     ingest_rate = report.chunks_embedded / report.seconds
     print(
         f"full ingest: {report.seen} notes, {report.chunks_embedded} chunks in "
@@ -76,7 +76,7 @@ def main() -> None:
     )
 
     texts = [
-        index.embed_text(c.header, c.section, c.text)
+        tables.embed_text(c.header, c.section, c.text)
         for c in Chunk.objects.order_by("id").only("header", "section", "text")
     ]
     model = embedder._load()  # the same fastembed TextEmbedding, used directly

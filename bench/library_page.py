@@ -110,7 +110,7 @@ def upload_to_searchable(user, data_dir: Path) -> None:
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.test import Client
 
-    from apps.library.embeddings import get_embedder
+    from apps.library.index.embeddings import get_embedder
     from apps.library.models import Document
     from apps.library.search import search
 

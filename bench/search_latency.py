@@ -38,8 +38,8 @@ def build(chunks: int, anchors: int, rng: random.Random):
     from django.db import connection, transaction
 
     from apps.accounts.services import user_create
-    from apps.library import index
-    from apps.library.embeddings import get_embedder
+    from apps.library.index import tables
+    from apps.library.index.embeddings import get_embedder
     from apps.library.models import Chunk, Document, Source
 
     paragraphs = corpus_paragraphs(anchors)
@@ -58,7 +58,7 @@ def build(chunks: int, anchors: int, rng: random.Random):
         (member, "Family vault", "vault", "household", 0.2, 0.1),
         (other, "Notes", "vault", "owner", 0.2, 0.0),
     ]
-    state = index.index_state()
+    state = tables.index_state()
     noise = 0.8 / np.sqrt(384)
     np_rng = np.random.default_rng(7)
     made = 0
@@ -106,22 +106,22 @@ def build(chunks: int, anchors: int, rng: random.Random):
                 )
             created = Chunk.objects.bulk_create(rows, batch_size=2000)
             by_document = {d.pk: d for d in documents}
-            codes = index.to_codes(vectors, state)
+            codes = tables.to_codes(vectors, state)
             with connection.cursor() as cursor:
                 cursor.executemany(
-                    f"INSERT INTO {index.FTS_TABLE}(rowid, text, context) VALUES (%s, %s, %s)",
+                    f"INSERT INTO {tables.FTS_TABLE}(rowid, text, context) VALUES (%s, %s, %s)",
                     [(c.id, c.text, c.header) for c in created],
                 )
                 cursor.executemany(
-                    f"INSERT INTO {index.emb_table(state.generation)}(chunk_id, vector) VALUES (%s, %s)",
-                    [(c.id, index.to_blob(v)) for c, v in zip(created, vectors, strict=True)],
+                    f"INSERT INTO {tables.emb_table(state.generation)}(chunk_id, vector) VALUES (%s, %s)",
+                    [(c.id, tables.to_blob(v)) for c, v in zip(created, vectors, strict=True)],
                 )
                 cursor.executemany(
-                    index._VEC_INSERT.format(table=index.vec_table(state.generation)),
+                    tables._VEC_INSERT.format(table=tables.vec_table(state.generation)),
                     [
                         (
                             c.id,
-                            index.partition_for(
+                            tables.partition_for(
                                 source.pk,
                                 by_document[c.document_id].in_private_dir,
                                 c.is_latest,
@@ -141,16 +141,18 @@ def visible_matrix(user):
     """The float vectors `user` may see (what the numpy scan compares against)."""
     from django.db import connection
 
-    from apps.library import index, search
+    from apps.library import search
+    from apps.library.index import tables
+    from apps.library.search import query
     from apps.library.selectors import visible_pools
 
-    state = index.index_state()
+    state = tables.index_state()
     pools = visible_pools(user)
-    where, params = search._where(pools, search.Filters(), latest_only=False)
+    where, params = query.where_sql(pools, search.Filters(), latest_only=False)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT c.id, e.vector FROM library_chunk c JOIN library_document d ON d.id = c.document_id "
-            f"JOIN {index.emb_table(state.generation)} e ON e.chunk_id = c.id WHERE {where}",
+            f"JOIN {tables.emb_table(state.generation)} e ON e.chunk_id = c.id WHERE {where}",
             params,
         )
         rows = cursor.fetchall()
@@ -170,8 +172,10 @@ def main() -> None:
     rng = random.Random(11)
 
     django_in(Path(tempfile.mkdtemp(prefix="jarvis-bench-latency-")))
-    from apps.library import index, search
-    from apps.library.embeddings import get_embedder
+    from apps.library import search
+    from apps.library.index import tables
+    from apps.library.index.embeddings import get_embedder
+    from apps.library.search import legs
 
     started = time.perf_counter()
     user, paragraphs = build(args.chunks, args.anchors, rng)
@@ -192,14 +196,14 @@ def main() -> None:
         search.search(user, query, mode="lookup", limit=10)
         totals.append((time.perf_counter() - t) * 1000)
 
-    state = index.index_state()
+    state = tables.index_state()
     ids, matrix, pools = visible_matrix(user)
     embedder = get_embedder()
     vectors = [embedder.embed_query(q) for q in queries]
     knn, scan, recalls = [], [], []
     for vector in vectors:
         t = time.perf_counter()
-        found = search.vector_leg(vector, pools, search.Filters(), False, state)
+        found = legs.vector_leg(vector, pools, search.Filters(), False, state)
         knn.append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
         scores = matrix @ vector
@@ -221,8 +225,8 @@ def main() -> None:
     print(f"KNN / numpy (p50): {percentile(knn, 50) / percentile(scan, 50):.2f}x")
     print(f"KNN recall@10 against exact search: {np.mean(recalls):.3f}")
     print(
-        f"settings: {state.code_bits}-bit codes, {search.BIT_CANDIDATES} candidates per partition, "
-        f"{search.RESCORE_CANDIDATES} re-scored"
+        f"settings: {state.code_bits}-bit codes, {legs.BIT_CANDIDATES} candidates per partition, "
+        f"{legs.RESCORE_CANDIDATES} re-scored"
     )
 
 

@@ -34,18 +34,18 @@ def main() -> None:
 
     from django.db import connection
 
-    from apps.library.sync import sync_source
+    from apps.library.ingest.sync import source_sync
 
     _user, source = bench_user_with_vault(folder)
 
-    first = sync_source(source)
+    first = source_sync(source=source)
     print(
         f"first sync: {first.seen} notes, {first.chunks_embedded} embeddings, "
         f"{first.rows_written} rows written, {first.seconds:.1f}s"
     )
     changes_before = connection.connection.total_changes
     started = time.perf_counter()
-    second = sync_source(source)
+    second = source_sync(source=source)
     wall = time.perf_counter() - started
     changes = connection.connection.total_changes - changes_before
     print(

@@ -61,7 +61,7 @@ def _empty_search_index(request):
     )
     yield
     if transactional:
-        from apps.library import index
+        from apps.library.index import tables
 
         with request.getfixturevalue("django_db_blocker").unblock():
-            index.clear_all()
+            tables.clear_all()

@@ -118,8 +118,8 @@ def set_model(*, user, chat: Chat, label: str) -> None:
 
 def resolve_action(*, user, action: PendingAction, confirm: bool) -> str:
     """The person's answer to a confirmation card."""
-    from apps.library.documents import remove_document
     from apps.library.selectors import visible_to
+    from apps.library.services.documents import document_remove
 
     if action.message.chat.owner_id != user.pk:
         raise Refused("not your chat")
@@ -138,7 +138,7 @@ def resolve_action(*, user, action: PendingAction, confirm: bool) -> str:
         action.save(update_fields=["status"])
         return "That document is no longer in your library."
     title = document.title
-    remove_document(user=user, document=document)
+    document_remove(user=user, document=document)
     action.status = PendingAction.Status.DONE
     action.save(update_fields=["status"])
     return f"Removed “{title}” from the library. No file was touched."

@@ -332,8 +332,8 @@ def search_chat_history(ctx: TurnContext, args: dict) -> str:
 
 
 def add_document(ctx: TurnContext, args: dict) -> str:
-    from apps.library import adding
-    from apps.library.arxiv import parse_arxiv_id
+    from apps.library.ingest.arxiv import parse_arxiv_id
+    from apps.library.services import adding
     from apps.library.tasks import enqueue_ingest
 
     target = str(args.get("url_or_arxiv") or "").strip()
@@ -341,7 +341,7 @@ def add_document(ctx: TurnContext, args: dict) -> str:
         raise ToolError("add_document needs url_or_arxiv")
     try:
         if parse_arxiv_id(target) is not None:
-            outcome = adding.add_paper(owner=ctx.user, text=target)
+            outcome = adding.paper_add(owner=ctx.user, text=target)
             if isinstance(outcome, adding.PaperPlan):
                 options = adding.paper_ingest_options(outcome.meta)
                 override = options.pop("date_override", None)
@@ -353,7 +353,7 @@ def add_document(ctx: TurnContext, args: dict) -> str:
                     " it is being indexed now."
                 )
         else:
-            outcome = adding.add_web_page(owner=ctx.user, url=target)
+            outcome = adding.web_page_add(owner=ctx.user, url=target)
             if outcome.document is not None:
                 enqueue_ingest(outcome.document, user_id=ctx.user.pk)
                 return (
@@ -366,11 +366,11 @@ def add_document(ctx: TurnContext, args: dict) -> str:
 
 
 def update_document_metadata(ctx: TurnContext, args: dict) -> str:
-    from apps.library.documents import update_metadata
+    from apps.library.services.documents import document_metadata_update
 
     document, _ = _readable_document(ctx, args.get("document_id"))
     try:
-        update_metadata(
+        document_metadata_update(
             user=ctx.user,
             document=document,
             title=str(args.get("title") or document.title),

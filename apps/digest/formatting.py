@@ -5,7 +5,7 @@ Titles, authors, summaries and reasons come from paper APIs and a model:
 untrusted. They are put in as text (Markdown punctuation escaped, line breaks
 flattened) so a title cannot open a heading, a link or an HTML block, and the
 frontmatter is written by a YAML dumper, so a title cannot add a key either.
-Links are built by Jarvis from identifiers (apps.library.arxiv, doi_link).
+Links are built by Jarvis from identifiers (apps.library.ingest.arxiv, doi_link).
 Whatever still got through is rendered through the one Markdown path.
 """
 

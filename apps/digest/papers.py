@@ -11,10 +11,10 @@ from typing import Any
 from django.db.models import Q
 
 from apps.digest import biorxiv
-from apps.library import arxiv
-from apps.library.adding import normalise_title
+from apps.library.ingest import arxiv
 from apps.library.models import Document
 from apps.library.selectors import visible_to
+from apps.library.services.adding import normalise_title
 
 logger = logging.getLogger(__name__)
 

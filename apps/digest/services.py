@@ -441,7 +441,7 @@ def add_from_digest(*, user, digest: Digest, number: int, replace: bool = False)
     preprint as a summary entry. Returns the library's Added/PaperPlan or the
     new Document. Raises Refused."""
     from apps.digest.papers import Paper
-    from apps.library import adding
+    from apps.library.services import adding
     from apps.library.tasks import enqueue_ingest
 
     item = next((i for i in digest.items if int(i.get("n") or 0) == number), None)
@@ -449,7 +449,7 @@ def add_from_digest(*, user, digest: Digest, number: int, replace: bool = False)
         raise Refused("that paper is not in this digest")
     paper = Paper.from_item(item)
     if paper.arxiv_id:
-        outcome = adding.add_paper(owner=user, text=paper.arxiv_id, replace=replace)
+        outcome = adding.paper_add(owner=user, text=paper.arxiv_id, replace=replace)
         if isinstance(outcome, adding.PaperPlan):
             options = adding.paper_ingest_options(outcome.meta)
             override = options.pop("date_override", None)

@@ -1,5 +1,5 @@
 """Putting a digest and its papers into a person's library, through the
-library's own services (apps.library.adding, apps.library.documents).
+library's own services (apps.library.services.adding, apps.library.services.documents).
 
 Everything goes into the person's Papers collection (cloud-allowed, like every
 paper they add themselves):
@@ -29,11 +29,11 @@ from apps.core.errors import JarvisError
 from apps.core.fetch import FetchError
 from apps.digest.formatting import summary_entry
 from apps.digest.papers import Paper
-from apps.library import adding
-from apps.library.documents import ingest_document, remove_document
-from apps.library.embeddings import Embedder
+from apps.library.index.embeddings import Embedder
+from apps.library.ingest.storage import safe_filename, store
 from apps.library.models import Document
-from apps.library.storage import safe_filename, store
+from apps.library.services import adding
+from apps.library.services.documents import document_ingest, document_remove
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ def _discard(owner, document: Document) -> None:
     """Take out a document this module just created and could not index, so
     no half-made entry stays in the library."""
     try:
-        remove_document(user=owner, document=document)
+        document_remove(user=owner, document=document)
     except Exception:  # the caller is already reporting the first failure
         logger.exception("digest: could not remove the unindexed document %s", document.pk)
 
@@ -91,8 +91,8 @@ def _add_markdown(
     )
     override = (published, Document.DateSource.PUBLISHED) if published else None
     try:
-        document = ingest_document(
-            document,
+        document = document_ingest(
+            document=document,
             embedder=embedder,
             title=title,
             authors=authors,
@@ -153,15 +153,15 @@ def shelve_full_text(owner, paper: Paper, *, embedder=None) -> Document | None:
     if paper.origin != "arxiv" or not paper.arxiv_id:
         raise NotShelved("bioRxiv gives no PDF address for a preprint")
     try:
-        outcome = adding.add_paper(owner=owner, text=paper.arxiv_id)
+        outcome = adding.paper_add(owner=owner, text=paper.arxiv_id)
     except (JarvisError, FetchError) as exc:
         raise NotShelved(f"the PDF could not be fetched: {exc}") from exc
     if not isinstance(outcome, adding.PaperPlan):
         return None
     options = adding.paper_ingest_options(outcome.meta)
     try:
-        document = ingest_document(
-            outcome.document, embedder=embedder, replaces=outcome.replaces, **options
+        document = document_ingest(
+            document=outcome.document, embedder=embedder, replaces=outcome.replaces, **options
         )
     except Exception as exc:
         _discard(owner, outcome.document)

@@ -21,7 +21,7 @@ from apps.digest.forms import DigestSettingsForm
 from apps.digest.models import Digest
 from apps.digest.schedule import next_slot_after
 from apps.instance.selectors import instance_settings
-from apps.library import adding
+from apps.library.services import adding
 
 
 def _situation(user) -> dict:

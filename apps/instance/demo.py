@@ -14,9 +14,9 @@ from apps.accounts import permissions
 from apps.accounts.models import User
 from apps.accounts.services import user_create
 from apps.instance.demo_pdf import ALICE_PDF, BOB_PDF, DemoPdf, render
+from apps.library.ingest.sync import SyncReport, source_sync
 from apps.library.models import Source
-from apps.library.services import source_register
-from apps.library.sync import SyncReport, sync_source
+from apps.library.services.sources import source_register
 
 logger = logging.getLogger(__name__)
 TEMPLATES = Path(__file__).resolve().parent / "demo_vaults"
@@ -114,5 +114,5 @@ def seed_demo_vaults(vaults_root: Path) -> list[tuple[str, SyncReport]]:
             path=str(folder),
             sharing=spec.sharing,
         )
-        done.append((spec.username, sync_source(source)))
+        done.append((spec.username, source_sync(source=source)))
     return done

@@ -232,7 +232,7 @@ class IndexState(models.Model):
     dimension = models.PositiveIntegerField()
     generation = models.PositiveIntegerField(default=1)
     # The KNN first pass compares bit codes: signs of a fixed randomised
-    # Hadamard projection of each vector (see apps.library.codes).
+    # Hadamard projection of each vector (see apps.library.index.codes).
     code_bits = models.PositiveIntegerField(default=768)
     code_seed = models.PositiveIntegerField(default=20261130)
     # Each privacy slice of the vector table is split into this many buckets

@@ -16,7 +16,7 @@ from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from apps.accounts.models import HOUSEHOLD_GROUP
-from apps.library.index import slice_partitions
+from apps.library.index.tables import slice_partitions
 from apps.library.models import Document, Source
 
 

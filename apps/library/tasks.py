@@ -12,9 +12,9 @@ from django.db import transaction
 
 from apps.core.jobs import on_demand_job, periodic_job
 from apps.core.schedules import Every
-from apps.library.documents import ingest_document, reprocess_source
+from apps.library.ingest.sync import SourceUnavailable, SyncReport, source_sync
 from apps.library.models import Document, Source
-from apps.library.sync import SourceUnavailable, SyncReport, sync_source
+from apps.library.services.documents import document_ingest, source_reprocess
 
 
 class SourcesFailed(Exception):
@@ -38,8 +38,8 @@ def ingest_task(
     if document is None:
         return f"document {document_id} was removed before it was indexed"
     override = (date.fromisoformat(published), Document.DateSource.PUBLISHED) if published else None
-    document = ingest_document(
-        document,
+    document = document_ingest(
+        document=document,
         full=full,
         title=title,
         authors=authors,
@@ -57,7 +57,7 @@ def reprocess_source_task(source_id: int, *, run, mode: str = "full") -> str:
     source = Source.objects.filter(pk=source_id).first()
     if source is None:
         return f"collection {source_id} no longer exists"
-    done, failed = reprocess_source(source, mode=mode)
+    done, failed = source_reprocess(source=source, mode=mode)
     return f"reprocessed {done} documents of “{source.name}” ({failed} failed)"
 
 
@@ -83,7 +83,7 @@ def _sync_kind(kind: str) -> _Scan:
     scan = _Scan()
     for source in Source.objects.filter(kind=kind).order_by("pk"):
         try:
-            report = sync_source(source)
+            report = source_sync(source=source)
         except SourceUnavailable as exc:
             scan.unavailable.append(f"{source.name}: {exc}")
             continue

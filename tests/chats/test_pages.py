@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from apps.chats.models import Chat, Message
-from apps.library.sync import sync_source
+from apps.library.ingest.sync import source_sync
 from jarvis_site.asgi import application
 from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
@@ -160,7 +160,7 @@ def test_cloud_models_need_the_permission(owner, chat, cloud_model):
 def test_mentions_offer_only_what_the_person_may_read(owner, member, vault, make_source, embedder):
     vault.write("private/letters.md", "# Letters to Max\n\nsecret\n")
     vault.write("public.md", "# Letters page\n\nhello\n")
-    sync_source(make_source(owner, vault, sharing="household"), embedder=embedder)
+    source_sync(source=make_source(owner, vault, sharing="household"), embedder=embedder)
     mine = json.loads(signed_in(owner).get("/chat/mentions/?q=Letters").content)["items"]
     theirs = json.loads(signed_in(member).get("/chat/mentions/?q=Letters").content)["items"]
     assert {i["label"] for i in mine} >= {"Letters to Max", "Letters page"}
@@ -171,7 +171,7 @@ def test_the_chat_command_prints_the_documented_json(
     owner, local_model, llm, vault, make_source, embedder
 ):
     vault.write("tax.md", "# Tax\n\nThe tax return is due on 31 January.\n")
-    sync_source(make_source(owner, vault), embedder=embedder)
+    source_sync(source=make_source(owner, vault), embedder=embedder)
     llm.queue(
         Reply(tool_calls=[("search_notes", json.dumps({"query": "tax return due"}))]),
         Reply(text="31 January [1]."),

@@ -10,8 +10,8 @@ from apps.chats import services
 from apps.chats.history import search_history
 from apps.chats.tools import LOCAL_ONLY_STOP, MIXED_CAVEAT
 from apps.core.errors import Refused
+from apps.library.ingest.sync import source_sync
 from apps.library.models import Document
-from apps.library.sync import sync_source
 from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
 
@@ -27,11 +27,13 @@ def library(owner, make_vault, make_source, embedder):
     local = make_vault("local")
     local.write("health/physio.md", f"# Physio\n\nKnee physio every Tuesday. Code {MARKER}.\n")
     local.write("private/diary.md", f"# Diary\n\nPhysio hurt today. {MARKER} again.\n")
-    sync_source(make_source(owner, local, name="local"), embedder=embedder)
+    source_sync(source=make_source(owner, local, name="local"), embedder=embedder)
     shared = make_vault("shared")
     shared.write("garden.md", "# Garden\n\nThe apple tree needs pruning in February.\n")
     shared.write("private/secret.md", f"# Secret\n\nApple tree secret {MARKER}.\n")
-    sync_source(make_source(owner, shared, name="shared", cloud="allowed"), embedder=embedder)
+    source_sync(
+        source=make_source(owner, shared, name="shared", cloud="allowed"), embedder=embedder
+    )
 
 
 def requests_text(llm, since: int = 0) -> str:
@@ -187,7 +189,9 @@ def test_a_passage_never_names_a_newer_version_the_reader_may_not_see(
     vault = make_vault("household")
     vault.write("plans/lisbon_2026-03-01.md", "# Lisbon trip\n\nDates: 12-16 April.\n")
     vault.write("private/lisbon_2026-05-01.md", f"# Lisbon trip\n\nMoved to May. {MARKER}\n")
-    sync_source(make_source(owner, vault, name="household", sharing="household"), embedder=embedder)
+    source_sync(
+        source=make_source(owner, vault, name="household", sharing="household"), embedder=embedder
+    )
     older = Document.objects.get(path="plans/lisbon_2026-03-01.md")
     newer = Document.objects.get(path="private/lisbon_2026-05-01.md")
     # The two as one family, the newer one in the owner's private folder.

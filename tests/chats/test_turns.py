@@ -8,8 +8,8 @@ from django.test import Client
 
 from apps.chats import services
 from apps.chats.models import Message, PendingAction
+from apps.library.ingest.sync import source_sync
 from apps.library.models import Document
-from apps.library.sync import sync_source
 from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
 
@@ -23,7 +23,7 @@ def notes(owner, vault, make_source, embedder):
         "home/boiler_2026-10.md", "# Boiler\n\nPriya replaced the diverter valve in October 2026.\n"
     )
     source = make_source(owner, vault, cloud="allowed")
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     return source
 
 

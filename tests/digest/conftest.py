@@ -18,7 +18,7 @@ from django.contrib.auth.models import Group, Permission
 
 from apps.accounts import permissions
 from apps.digest import biorxiv
-from apps.library import arxiv
+from apps.library.ingest import arxiv
 from tests.fakes.arxiv import FakeArxiv, FakePaper
 from tests.fakes.biorxiv import FakeBiorxiv, FakePreprint
 from tests.fakes.llm import FakeOpenAI, Reply
@@ -196,7 +196,7 @@ class QuickEmbedder:
     the end-to-end test keeps the real one (`real_embedder`)."""
 
     def __init__(self) -> None:
-        from apps.library.embeddings import configured_model
+        from apps.library.index.embeddings import configured_model
 
         spec = configured_model()
         self.name, self.dimension = spec.name, spec.dimension
@@ -217,7 +217,7 @@ class QuickEmbedder:
 
 @pytest.fixture(autouse=True)
 def _quick_embedder(request):
-    from apps.library import embeddings
+    from apps.library.index import embeddings
 
     if "real_embedder" in request.fixturenames:
         yield

@@ -87,7 +87,7 @@ def test_a_digest_page_renders_through_the_markdown_path_and_offers_adding(clien
 
 
 def test_a_paper_in_the_library_links_to_its_entry(client_for, reader):
-    from apps.library.adding import papers_source
+    from apps.library.services.adding import papers_source
 
     document = Document.objects.create(
         source=papers_source(reader), path="arXiv 2602.10001", title="A Must-Read Paper",

@@ -12,8 +12,8 @@ from apps.digest import scoring
 from apps.digest.models import Digest
 from apps.digest.papers import DigestFailed
 from apps.digest.services import run_digest, summary_json
-from apps.library.adding import papers_source
 from apps.library.models import Document
+from apps.library.services.adding import papers_source
 from tests.digest.conftest import NOW, library_titles, papers_in, scorer
 from tests.fakes.llm import Reply
 

@@ -18,8 +18,8 @@ import pytest
 from django.db import connections
 
 from apps.chats.models import Message
+from apps.library.ingest.sync import source_sync
 from apps.library.models import Document
-from apps.library.sync import sync_source
 from tests.chats import conftest as chat_fixtures
 from tests.chats.conftest import run_turn
 from tests.e2e.conftest import screenshot
@@ -107,7 +107,7 @@ def boiler_note(owner, vault, make_source, embedder) -> Document:
         "# Boiler\n\nPriya replaced the diverter valve in October 2026. "
         "Tomasz serviced the boiler in March 2026.\n",
     )
-    sync_source(make_source(owner, vault), embedder=embedder)
+    source_sync(source=make_source(owner, vault), embedder=embedder)
     return Document.objects.get(path="home/boiler.md")
 
 

@@ -16,9 +16,9 @@ import pymupdf
 import pytest
 
 from apps.core.models import JobRun
+from apps.library.ingest.sync import source_sync
 from apps.library.models import Document, DocumentFile, Source
-from apps.library.services import source_register
-from apps.library.sync import sync_source
+from apps.library.services.sources import source_register
 from tests.e2e.conftest import screenshot
 from tests.support.browser import sign_in
 from tests.support.processes import daphne_server, huey_consumer, wait_until
@@ -82,7 +82,7 @@ def register_vault(owner, vaults_root: Path, files: dict[str, str], **options) -
     source = source_register(
         actor=Operator(), owner=owner, name=f"{owner.username} notes", path=str(folder), **options
     )
-    report = sync_source(source)
+    report = source_sync(source=source)
     assert report.failed == []
     return source
 

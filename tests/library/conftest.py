@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from apps.library.embeddings import get_embedder
-from apps.library.services import source_register
+from apps.library.index.embeddings import get_embedder
+from apps.library.services.sources import source_register
 
 
 class Operator:

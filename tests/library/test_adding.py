@@ -12,10 +12,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from apps.library.index import FTS_TABLE, emb_table, index_state, vec_table
+from apps.library.index.tables import FTS_TABLE, emb_table, index_state, vec_table
+from apps.library.ingest.sync import source_sync
 from apps.library.models import Chunk, Document, Source
 from apps.library.search import search
-from apps.library.sync import sync_source
 from tests.fakes.web import FakeWeb
 
 ARTICLE = """<!doctype html><html><head><title>Composting at home</title>
@@ -275,7 +275,7 @@ class TestEditing:
 
     def test_notes_are_read_only(self, owner, vault, make_source, embedder):
         vault.write("n.md", "# Note\n\nbody\n")
-        sync_source(make_source(owner, vault), embedder=embedder)
+        source_sync(source=make_source(owner, vault), embedder=embedder)
         note = Document.objects.get(path="n.md")
         signed_in(owner).post(f"/library/doc/{note.pk}/edit/", {"title": "Renamed"})
         note.refresh_from_db()
@@ -314,7 +314,7 @@ class TestRemoving:
     ):
         path = vault.write("old.md", "# Old\n\nThe old boiler manual.\n")
         source = make_source(owner, vault)
-        sync_source(source, embedder=embedder)
+        source_sync(source=source, embedder=embedder)
         document = Document.objects.get(path="old.md")
         chunk_ids = list(document.chunks.values_list("id", flat=True))
         client = signed_in(owner)
@@ -339,10 +339,10 @@ class TestRemoving:
         assert path.read_text().startswith("# Old")
         assert spy == []
         # The next sync leaves it out; restoring brings it back.
-        sync_source(source, embedder=embedder)
+        source_sync(source=source, embedder=embedder)
         assert not Document.objects.filter(path="old.md").exists()
         client.post(f"/library/collections/{source.pk}/restore/", {"path": "old.md"})
-        sync_source(source, embedder=embedder)
+        source_sync(source=source, embedder=embedder)
         assert Document.objects.filter(path="old.md").exists()
 
     def test_removing_an_upload_keeps_the_stored_copy(self, owner, now, spy):
@@ -357,7 +357,9 @@ class TestRemoving:
 
     def test_others_cannot_remove(self, owner, member, vault, make_source, embedder):
         vault.write("s.md", "# S\n\nshared\n")
-        sync_source(make_source(owner, vault, sharing=Source.Sharing.HOUSEHOLD), embedder=embedder)
+        source_sync(
+            source=make_source(owner, vault, sharing=Source.Sharing.HOUSEHOLD), embedder=embedder
+        )
         document = Document.objects.get(path="s.md")
         assert signed_in(member).post(f"/library/doc/{document.pk}/remove/").status_code == 404
         assert Document.objects.filter(pk=document.pk).exists()
@@ -368,7 +370,7 @@ def test_reprocessing_a_collection_retries_failed_documents(
 ):
     vault.write_bytes("broken.md", b"\x00\x01binary")
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     assert Document.objects.get(path="broken.md").status == "failed"
     vault.write("broken.md", "# Fixed\n\nnow text\n")
     signed_in(owner).post(f"/library/collections/{source.pk}/reprocess/", {"mode": "failed"})
@@ -379,7 +381,7 @@ class TestKbSchemaAndDoctor:
     def test_schema_lists_keys_and_values_so_typos_show(self, owner, vault, make_source, embedder):
         vault.write("a.md", "---\ntype: job_application\nstatus: rejected\n---\n# A\n\nx\n")
         vault.write("b.md", "---\ntype: job_application\nstauts: rejected\n---\n# B\n\ny\n")
-        sync_source(make_source(owner, vault), embedder=embedder)
+        source_sync(source=make_source(owner, vault), embedder=embedder)
         keys = StringIO()
         call_command("kb", "schema", stdout=keys)
         assert "x_stauts" in keys.getvalue() and "category" in keys.getvalue()
@@ -397,7 +399,7 @@ class TestKbSchemaAndDoctor:
         from django.utils import timezone
 
         vault.write("a.md", "# A\n\nalpha\n")
-        sync_source(make_source(owner, vault), embedder=embedder)
+        source_sync(source=make_source(owner, vault), embedder=embedder)
         healthy = StringIO()
         call_command("kb", "doctor", stdout=healthy)
         assert "the library is healthy" in healthy.getvalue()

@@ -13,8 +13,8 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from apps.core.fetch import FetchError
-from apps.library import arxiv
-from apps.library.arxiv import (
+from apps.library.ingest import arxiv
+from apps.library.ingest.arxiv import (
     ArxivId,
     PaperNotFound,
     PaperSourceDown,
@@ -316,7 +316,7 @@ def test_category_listing_pages(fake):
 
 def test_malformed_entry_in_listing_is_skipped(fake, caplog):
     fake.malformed_next(1)
-    with caplog.at_level(logging.WARNING, logger="apps.library.arxiv"):
+    with caplog.at_level(logging.WARNING, logger="apps.library.ingest.arxiv"):
         papers = search_category("cs.LG", max_results=10)
 
     assert [p.arxiv_id.id for p in papers] == ["2402.01001", "2401.12345", "2312.04567"]

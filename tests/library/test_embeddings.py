@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from apps.library.embeddings import get_embedder
-from apps.library.index import IndexMismatch, index_state
+from apps.library.index.embeddings import get_embedder
+from apps.library.index.tables import IndexMismatch, index_state
+from apps.library.ingest.sync import source_sync
 from apps.library.models import IndexState
 from apps.library.search import search
-from apps.library.sync import sync_source
 
 
 def test_the_default_model_loads_offline_and_embeds(monkeypatch):
@@ -34,7 +34,7 @@ def test_the_model_is_recorded(db):
 def indexed(owner, vault, make_source, embedder):
     vault.write("a.md", "# Boiler\n\nThe boiler service is due in November.\n")
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     return source
 
 
@@ -43,7 +43,7 @@ def test_a_model_mismatch_stops_search_and_sync_with_the_fix(owner, indexed, emb
     with pytest.raises(IndexMismatch, match=r"run `manage\.py reindex`"):
         search(owner, "boiler")
     with pytest.raises(IndexMismatch, match=r"run `manage\.py reindex`"):
-        sync_source(indexed, embedder=embedder)
+        source_sync(source=indexed, embedder=embedder)
     with pytest.raises(CommandError, match="reindex"):
         call_command("kb", "search", "--user", "olivia", "boiler", stdout=StringIO())
 
@@ -66,7 +66,7 @@ def test_a_running_reindex_blocks_a_second_one_and_sync(owner, indexed, embedder
     IndexState.objects.filter(pk=1).update(reindexing_since=timezone.now())
     with pytest.raises(CommandError, match="running since"):
         call_command("reindex", stdout=StringIO())
-    from apps.library.sync import SourceUnavailable
+    from apps.library.ingest.sync import SourceUnavailable
 
     with pytest.raises(SourceUnavailable, match="reindex is running"):
-        sync_source(indexed, embedder=embedder)
+        source_sync(source=indexed, embedder=embedder)

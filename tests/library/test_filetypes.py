@@ -9,7 +9,7 @@ import zipfile
 import pymupdf
 import pytest
 
-from apps.library.filetypes import KINDS, UnsupportedFile, sniff
+from apps.library.ingest.filetypes import KINDS, UnsupportedFile, sniff
 from tests.library.test_html_epub import build_epub
 
 

@@ -15,10 +15,10 @@ from html import escape
 
 import pytest
 
-from apps.library.parsing.epub import extract_epub
-from apps.library.parsing.html import parse_html
-from apps.library.parsing.pdf import MAX_CHUNK_CHARS
-from apps.library.parsing.types import ParsedDocument, UnreadableDocument
+from apps.library.ingest.parsing.epub import extract_epub
+from apps.library.ingest.parsing.html import parse_html
+from apps.library.ingest.parsing.pdf import MAX_CHUNK_CHARS
+from apps.library.ingest.parsing.types import ParsedDocument, UnreadableDocument
 
 # --- web pages ---------------------------------------------------------------
 

@@ -13,9 +13,9 @@ import pymupdf
 import pytest
 
 from apps.core.models import JobRun
+from apps.library.ingest.sync import source_sync
 from apps.library.models import Document, Source
 from apps.library.search import search
-from apps.library.sync import sync_source
 from apps.library.tasks import inbox_scan, sources_sync
 
 pytestmark = pytest.mark.django_db
@@ -83,8 +83,8 @@ def test_a_scan_ingests_finished_pdfs_and_logs_each_paper(inbox, vault, owner):
 
 def test_an_unchanged_inbox_costs_nothing(inbox, vault, embedder):
     drop(vault, "a.pdf", paper("Alpha study"))
-    sync_source(inbox, embedder=embedder)
-    again = sync_source(inbox, embedder=embedder)
+    source_sync(source=inbox, embedder=embedder)
+    again = source_sync(source=inbox, embedder=embedder)
     assert (again.chunks_embedded, again.rows_written, again.unchanged) == (0, 0, 1)
 
 

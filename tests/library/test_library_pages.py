@@ -4,9 +4,9 @@ collections, records. Every page hides what the viewer may not read (404)."""
 import pytest
 from django.test import Client
 
-from apps.library.index import index_state
+from apps.library.index.tables import index_state
+from apps.library.ingest.sync import source_sync
 from apps.library.models import Document, Source
-from apps.library.sync import sync_source
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def household(owner, vault, make_source, embedder):
     )
     vault.write("private/diary.md", "# Diary\n\nThe zebracorn secret is kept here.\n")
     source = make_source(owner, vault, sharing=Source.Sharing.HOUSEHOLD)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     return source
 
 
@@ -91,7 +91,7 @@ class TestLibraryPage:
     def test_pages_of_fifty(self, owner, vault, make_source, embedder):
         for n in range(55):
             vault.write(f"n/note-{n:02}.md", f"# Note {n}\n\nText {n}.\n")
-        sync_source(make_source(owner, vault), embedder=embedder)
+        source_sync(source=make_source(owner, vault), embedder=embedder)
         client = signed_in(owner)
         first = client.get("/library/").content.decode()
         assert "Page 1 of 2" in first
@@ -140,7 +140,7 @@ class TestDocumentPage:
             "[click](javascript:alert(3)) <iframe src=/admin/></iframe> "
             '<div hx-get="/accounts/logout/" hx-trigger="load">x</div>\n\n![pixel](https://tracker.example/p.png)\n',
         )
-        sync_source(make_source(owner, vault), embedder=embedder)
+        source_sync(source=make_source(owner, vault), embedder=embedder)
         html = signed_in(owner).get(f"/library/doc/{doc('evil.md').pk}/").content.decode()
         body = html.split('id="text-h"', 1)[1].split("</section>", 1)[0]
         elements = parsed_elements(body)
@@ -166,7 +166,7 @@ class TestDocumentPage:
         annotation.set_info(content="check the wormery")
         annotation.update()
         vault.write_bytes("garden.pdf", pdf.tobytes())
-        sync_source(make_source(owner, vault), embedder=embedder)
+        source_sync(source=make_source(owner, vault), embedder=embedder)
         client = signed_in(owner)
         html = client.get(f"/library/doc/{doc('garden.pdf').pk}/").content.decode()
         assert "Page 2" in html and "worms and soil" in html and "check the wormery" in html
@@ -180,7 +180,7 @@ class TestCollections:
     ):
         vault.write("recipe.md", "# Soup\n\nLentils and cumin.\n")
         source = make_source(owner, vault)
-        sync_source(source, embedder=embedder)
+        source_sync(source=source, embedder=embedder)
         before = embedder.passages
         assert b"Soup" not in signed_in(member).get("/library/").content
         response = signed_in(owner).post(

@@ -9,8 +9,8 @@ import re
 from datetime import date
 from itertools import pairwise
 
-from apps.library.parsing.chunking import MAX_CHARS, OVERLAP_CHARS
-from apps.library.parsing.markdown import parse_markdown
+from apps.library.ingest.parsing.chunking import MAX_CHARS, OVERLAP_CHARS
+from apps.library.ingest.parsing.markdown import parse_markdown
 
 # A chunk may be MAX_CHARS of its own text plus the overlap it repeats from
 # the chunk before ("… " + tail + blank line).

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apps.library import naming
-from apps.library.naming import (
+from apps.library.ingest import naming
+from apps.library.ingest.naming import (
     DRAFT_RANK,
     FINAL_RANK,
     DateMatch,

@@ -12,8 +12,8 @@ import re
 import pymupdf
 import pytest
 
-from apps.library.parsing.pdf import extract_pdf, split_text
-from apps.library.parsing.types import ChunkDraft, ParsedDocument, UnreadableDocument
+from apps.library.ingest.parsing.pdf import extract_pdf, split_text
+from apps.library.ingest.parsing.types import ChunkDraft, ParsedDocument, UnreadableDocument
 
 LINES = [
     "alpha beta gamma delta",

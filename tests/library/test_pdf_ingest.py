@@ -13,10 +13,10 @@ import pymupdf
 import pytest
 from django.db import connection
 
+from apps.library.ingest.sync import source_sync
 from apps.library.models import Document, DocumentFile, Source
 from apps.library.search import search
-from apps.library.services import add_file
-from apps.library.sync import sync_source
+from apps.library.services.adding import file_add
 
 pytestmark = pytest.mark.django_db
 
@@ -79,7 +79,7 @@ def test_highlight_with_comment_on_page_two_is_found_by_search(owner, vault, mak
     vault.write_bytes("reports/garden-report.pdf", annotated_report())
     source = make_source(owner, vault)
 
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
 
     assert report.failed == []
     document = Document.objects.get(source=source, path="reports/garden-report.pdf")
@@ -100,7 +100,7 @@ def test_highlight_with_comment_on_page_two_is_found_by_search(owner, vault, mak
 def test_sticky_note_is_found_by_search_as_a_note(owner, vault, make_source, embedder):
     vault.write_bytes("garden-report.pdf", annotated_report())
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
 
     results = search(owner, "heater warranty Bob", embedder=embedder).results
 
@@ -112,7 +112,7 @@ def test_sticky_note_is_found_by_search_as_a_note(owner, vault, make_source, emb
 def test_body_text_of_every_page_is_indexed_with_its_page(owner, vault, make_source, embedder):
     vault.write_bytes("garden-report.pdf", annotated_report())
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
 
     document = Document.objects.get(source=source)
     body = list(document.chunks.filter(annotation="").values_list("page", "text"))
@@ -134,7 +134,7 @@ def test_scanned_pdf_with_only_annotations_is_ready_with_a_warning(
     vault.write_bytes("scans/boiler.pdf", doc.tobytes())
     source = make_source(owner, vault)
 
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
 
     assert report.failed == []
     document = Document.objects.get(source=source, path="scans/boiler.pdf")
@@ -172,7 +172,7 @@ def test_unreadable_pdfs_fail_with_clear_reasons_while_the_rest_syncs(
     vault.write("note.md", "# Note\n\nThe chimney sweep comes in October.")
     source = make_source(owner, vault)
 
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
 
     expected = {
         "scan.pdf": "no text layer",
@@ -200,7 +200,7 @@ def test_unreadable_pdfs_fail_with_clear_reasons_while_the_rest_syncs(
     # Failed files are not retried (or rewritten) while they are unchanged.
     connection.ensure_connection()
     before = connection.connection.total_changes
-    again = sync_source(source, embedder=embedder)
+    again = source_sync(source=source, embedder=embedder)
     assert (again.chunks_embedded, again.rows_written) == (0, 0)
     assert connection.connection.total_changes == before
 
@@ -215,7 +215,7 @@ def test_a_zero_byte_pdf_is_failed_as_a_pdf_even_beside_an_empty_note(
     vault.write("note.md", "# Note\n\nThe chimney sweep comes in October.")
     source = make_source(owner, vault)
 
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
 
     assert "scans/blank.pdf" in {f["path"] for f in report.failed}
     assert "empty" in failed_reason(report, "scans/blank.pdf")
@@ -231,13 +231,13 @@ def test_a_pdf_that_becomes_readable_again_is_indexed_on_the_next_sync(
 ):
     path = vault.write_bytes("minutes.pdf", b"")
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     document = Document.objects.get(source=source, path="minutes.pdf")
     assert document.status == Document.Status.FAILED
 
     path.write_bytes(plain_pdf(["Minutes of the allotment committee"]))
     os.utime(path, (1_800_000_000, 1_800_000_000))
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
 
     assert report.failed == []
     document.refresh_from_db()
@@ -260,7 +260,7 @@ def test_add_file_puts_a_pdf_in_the_owners_uploads_and_leaves_the_original_alone
     os.utime(original, (1_600_000_000, 1_600_000_000))
     stat_before = original.stat()
 
-    document = add_file(owner=owner, path=original, embedder=embedder)
+    document = file_add(owner=owner, path=original, embedder=embedder)
 
     assert document.status == Document.Status.READY
     assert document.kind == Document.Kind.PDF

@@ -5,11 +5,12 @@ cloud-only search, and a note cannot reclassify itself."""
 import pytest
 from django.contrib.auth.models import Group
 
-from apps.library.index import index_state
+from apps.library.index.tables import index_state
+from apps.library.ingest.sync import source_sync
 from apps.library.models import Document, Source
-from apps.library.search import Filters, keyword_leg, search, vector_leg
+from apps.library.search import Filters, search
+from apps.library.search.legs import keyword_leg, vector_leg
 from apps.library.selectors import get_document_for, visible_pools, visible_to
-from apps.library.sync import sync_source
 
 SECRET = "Marker zebracorn-4417 lives in the private note about the quince orchard."
 SHARED = "The household shopping plan mentions oat milk and the quince orchard."
@@ -21,7 +22,7 @@ def shared_vault(owner, vault, make_source, embedder):
     vault.write("shopping.md", f"# Shopping\n\n{SHARED}\n")
     vault.write("private/diary.md", f"# Diary\n\n{SECRET}\n")
     source = make_source(owner, vault, sharing=Source.Sharing.HOUSEHOLD, cloud=Source.Cloud.ALLOWED)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     return source
 
 
@@ -31,7 +32,7 @@ def texts(user, query, **options):
 
 def both_legs(user, query, **pool_options):
     """Chunk texts each leg returns for `user`, asked directly (not only fused)."""
-    from apps.library.embeddings import get_embedder
+    from apps.library.index.embeddings import get_embedder
     from apps.library.models import Chunk
 
     pools = visible_pools(user, **pool_options)
@@ -66,7 +67,7 @@ def test_an_owner_only_source_is_invisible_to_the_household(
 ):
     notes = make_vault("olivia-own")
     notes.write("plans.md", "# Plans\n\nSurprise party for Max at the boathouse.\n")
-    sync_source(make_source(owner, notes, name="own"), embedder=embedder)
+    source_sync(source=make_source(owner, notes, name="own"), embedder=embedder)
     keyword, semantic = both_legs(member, "surprise party boathouse")
     assert keyword == [] and semantic == []
     assert texts(owner, "surprise party boathouse")
@@ -79,7 +80,9 @@ def test_group_sharing_reaches_the_group_only(
     outsider.groups.add(book)
     notes = make_vault("book")
     notes.write("reading.md", "# Reading\n\nNext book: The Left Hand of Darkness.\n")
-    sync_source(make_source(owner, notes, name="club", groups=["book club"]), embedder=embedder)
+    source_sync(
+        source=make_source(owner, notes, name="club", groups=["book club"]), embedder=embedder
+    )
     assert texts(outsider, "Left Hand of Darkness")
     assert texts(member, "Left Hand of Darkness") == []
 
@@ -89,10 +92,10 @@ def test_cloud_only_never_returns_local_only_chunks(
 ):
     vault.write("tax.md", "# Tax\n\nThe accountant is Ms Okafor, appointment in March.\n")
     local = make_source(owner, vault, name="local")  # folders start local-only
-    sync_source(local, embedder=embedder)
+    source_sync(source=local, embedder=embedder)
     cloudy = make_vault("cloudy")
     cloudy.write("recipes.md", "# Recipes\n\nMs Okafor's lentil soup recipe.\n")
-    sync_source(make_source(owner, cloudy, name="cloud", cloud="allowed"), embedder=embedder)
+    source_sync(source=make_source(owner, cloudy, name="cloud", cloud="allowed"), embedder=embedder)
     results = search(owner, "Ms Okafor appointment", cloud_only=True, limit=20).results
     assert results and all(r.cloud == "allowed" for r in results)
     assert not any("accountant" in r.text for r in results)
@@ -115,7 +118,7 @@ def test_frontmatter_cannot_share_or_reclassify_a_note(
         "# Sneaky\n\nThe safe combination is 31-7-22.\n",
     )
     source = make_source(owner, notes, name="sneaky")
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     document = Document.objects.get(source=source)
     assert document.extra["x_sharing"] == "household"
     assert document.extra["x_owner"] == "max"
@@ -129,7 +132,7 @@ def test_sharing_changes_apply_on_the_next_search_without_re_embedding(
 ):
     vault.write("garden.md", "# Garden\n\nPlant the tulip bulbs in October.\n")
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     assert texts(member, "tulip bulbs") == []
     before = embedder.passages
     source.sharing = Source.Sharing.HOUSEHOLD

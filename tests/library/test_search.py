@@ -4,8 +4,8 @@ from datetime import date
 
 import pytest
 
+from apps.library.ingest.sync import source_sync
 from apps.library.search import Filters, fts_query, search
-from apps.library.sync import sync_source
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def library(owner, vault, make_source, embedder):
     )
     vault.write("notes/kitchen.md", "# Kitchen\n\nThe backend of the fridge hums.\n")
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     return source
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from apps.accounts import permissions
 from apps.core.errors import AlreadyExists, Refused
-from apps.library.services import source_register
+from apps.library.services.sources import source_register
 
 
 def test_a_member_without_the_permission_cannot_register_a_folder(member, vault):

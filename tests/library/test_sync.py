@@ -17,10 +17,10 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from apps.library import index
+from apps.library.index import tables
+from apps.library.ingest.sync import SourceUnavailable, source_sync
 from apps.library.models import Chunk, Document, DocumentFile
 from apps.library.search import search
-from apps.library.sync import SourceUnavailable, sync_source
 
 pytestmark = pytest.mark.django_db
 
@@ -55,15 +55,15 @@ def chunk_ids(document: Document | int) -> list[int]:
 
 def index_rows(ids: list[int]) -> dict[str, set[int]]:
     """Which of these chunk ids have a row in the FTS, bit-vector and float-vector tables."""
-    generation = index.index_state().generation
+    generation = tables.index_state().generation
     found: dict[str, set[int]] = {}
-    tables = {
-        "fts": (index.FTS_TABLE, "rowid"),
-        "vec": (index.vec_table(generation), "chunk_id"),
-        "emb": (index.emb_table(generation), "chunk_id"),
+    kinds = {
+        "fts": (tables.FTS_TABLE, "rowid"),
+        "vec": (tables.vec_table(generation), "chunk_id"),
+        "emb": (tables.emb_table(generation), "chunk_id"),
     }
     with connection.cursor() as cursor:
-        for name, (table, column) in tables.items():
+        for name, (table, column) in kinds.items():
             found[name] = set()
             for chunk_id in ids:
                 cursor.execute(f"SELECT {column} FROM {table} WHERE {column} = %s", [chunk_id])
@@ -73,14 +73,14 @@ def index_rows(ids: list[int]) -> dict[str, set[int]]:
 
 def assert_index_mirrors_chunks() -> None:
     """Every Chunk row has exactly one row in each index table, and nothing else does."""
-    generation = index.index_state().generation
+    generation = tables.index_state().generation
     ids = set(Chunk.objects.values_list("id", flat=True))
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT rowid FROM {index.FTS_TABLE}")
+        cursor.execute(f"SELECT rowid FROM {tables.FTS_TABLE}")
         fts = [row[0] for row in cursor.fetchall()]
-        cursor.execute(f"SELECT chunk_id FROM {index.vec_table(generation)}")
+        cursor.execute(f"SELECT chunk_id FROM {tables.vec_table(generation)}")
         vec = [row[0] for row in cursor.fetchall()]
-        cursor.execute(f"SELECT chunk_id FROM {index.emb_table(generation)}")
+        cursor.execute(f"SELECT chunk_id FROM {tables.emb_table(generation)}")
         emb = [row[0] for row in cursor.fetchall()]
     assert sorted(fts) == sorted(ids)
     assert sorted(vec) == sorted(ids)
@@ -88,13 +88,13 @@ def assert_index_mirrors_chunks() -> None:
 
 
 def vectors_by_hash(document: Document) -> dict[str, bytes]:
-    generation = index.index_state().generation
+    generation = tables.index_state().generation
     by_id = dict(document.chunks.values_list("id", "text_hash"))
     out: dict[str, bytes] = {}
     with connection.cursor() as cursor:
         for chunk_id, text_hash in by_id.items():
             cursor.execute(
-                f"SELECT vector FROM {index.emb_table(generation)} WHERE chunk_id = %s",
+                f"SELECT vector FROM {tables.emb_table(generation)} WHERE chunk_id = %s",
                 [chunk_id],
             )
             out[text_hash] = bytes(cursor.fetchone()[0])
@@ -135,7 +135,7 @@ def test_first_sync_indexes_notes_and_text_at_any_depth_and_nothing_else(
     vault.write("notes/readme.rst", "Not a supported format.")
     source = make_source(owner, vault)
 
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
 
     assert report.seen == 5
     assert report.added == 5
@@ -174,11 +174,11 @@ def test_second_sync_of_an_unchanged_vault_embeds_nothing_and_writes_nothing(
     vault.write("deep/er/notes.md", "# Notes\n\nThe shed key hangs by the back door.")
     vault.write("list.txt", "eggs\nflour\nmilk")
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     passages = embedder.passages
     before = total_changes()
 
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
 
     assert report.seen == 3
     assert report.unchanged == 3
@@ -195,13 +195,13 @@ def test_touching_a_file_without_changing_its_bytes_embeds_nothing(
 ):
     path = vault.write("garden.md", GARDEN, mtime=1_700_000_000)
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     document = Document.objects.get(source=source)
     ids = chunk_ids(document)
     passages = embedder.passages
 
     os.utime(path, (1_750_000_000, 1_750_000_000))
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
 
     assert report.chunks_embedded == 0
     assert embedder.passages == passages
@@ -210,7 +210,7 @@ def test_touching_a_file_without_changing_its_bytes_embeds_nothing(
     assert chunk_ids(document) == ids
     # The new mtime was remembered: the next sync does not even read the file.
     before = total_changes()
-    again = sync_source(source, embedder=embedder)
+    again = source_sync(source=source, embedder=embedder)
     assert again.rows_written == 0
     assert total_changes() == before
 
@@ -222,7 +222,7 @@ def test_editing_one_section_re_embeds_only_the_changed_chunk(owner, vault, make
     vault.write("garden.md", GARDEN, mtime=1_700_000_000)
     vault.write("other.md", "# Other\n\nThe bicycle needs a new chain.")
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     document = Document.objects.get(source=source, path="garden.md")
     old_vectors = vectors_by_hash(document)
     assert len(old_vectors) == 3
@@ -233,7 +233,7 @@ def test_editing_one_section_re_embeds_only_the_changed_chunk(owner, vault, make
         "Broad beans go in the north bed this year instead.",
     )
     vault.write("garden.md", edited, mtime=1_700_000_100)
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
 
     assert report.updated == 1
     assert report.unchanged == 1
@@ -260,14 +260,14 @@ def test_deleting_a_file_removes_its_document_chunks_and_every_index_row(
     vault.write("garden.md", GARDEN)
     vault.write("keep.md", "# Keep\n\nThe bicycle needs a new chain.")
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     document = Document.objects.get(source=source, path="garden.md")
     ids = chunk_ids(document)
     kept_ids = chunk_ids(Document.objects.get(source=source, path="keep.md"))
     assert index_rows(ids) == {"fts": set(ids), "vec": set(ids), "emb": set(ids)}
 
     vault.remove("garden.md")
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
 
     assert report.removed == 1
     assert report.failed == []
@@ -293,7 +293,7 @@ def test_a_crash_while_removing_a_deleted_file_is_finished_by_the_next_sync(
     vault.write("garden.md", GARDEN)
     vault.write("keep.md", "# Keep\n\nThe bicycle needs a new chain.")
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     document = Document.objects.get(source=source, path="garden.md")
     ids = chunk_ids(document)
 
@@ -302,12 +302,12 @@ def test_a_crash_while_removing_a_deleted_file_is_finished_by_the_next_sync(
     def crash(*args, **kwargs):
         raise RuntimeError("power cut")
 
-    monkeypatch.setattr(index, "_delete_rows", crash)
+    monkeypatch.setattr(tables, "_delete_rows", crash)
     with pytest.raises(RuntimeError, match="power cut"):
-        sync_source(source, embedder=embedder)
+        source_sync(source=source, embedder=embedder)
     monkeypatch.undo()
 
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
 
     assert report.failed == []
     assert not Document.objects.filter(pk=document.pk).exists()
@@ -323,13 +323,13 @@ def test_renaming_and_moving_a_file_keeps_its_document_and_chunks_without_embedd
     vault.write("garden.md", GARDEN)
     vault.write("other.md", "# Other\n\nThe bicycle needs a new chain.")
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     document = Document.objects.get(source=source, path="garden.md")
     ids = chunk_ids(document)
     passages = embedder.passages
 
     vault.rename("garden.md", "archive/2024/garden-plan.md")
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
 
     assert report.failed == []
     assert report.chunks_embedded == 0
@@ -356,7 +356,7 @@ def test_a_crash_while_writing_one_document_leaves_its_previous_version_intact(
     vault.write("garden.md", GARDEN, mtime=1_700_000_000)
     vault.write("chores.md", "# Chores\n\nSweep the porch on Saturdays.", mtime=1_700_000_000)
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     garden = Document.objects.get(source=source, path="garden.md")
     garden_ids = chunk_ids(garden)
     garden_texts = sorted(garden.chunks.values_list("text", flat=True))
@@ -367,7 +367,7 @@ def test_a_crash_while_writing_one_document_leaves_its_previous_version_intact(
         mtime=1_700_000_100,
     )
     vault.write("chores.md", "# Chores\n\nMop the kitchen floor on Sundays.", mtime=1_700_000_100)
-    real_replace = index.replace_chunks
+    real_replace = tables.replace_chunks
 
     def crash_for_garden(document, prepared):
         written = real_replace(document, prepared)  # every row written, then the crash
@@ -375,8 +375,8 @@ def test_a_crash_while_writing_one_document_leaves_its_previous_version_intact(
             raise RuntimeError("power cut")
         return written
 
-    monkeypatch.setattr(index, "replace_chunks", crash_for_garden)
-    report = sync_source(source, embedder=embedder)
+    monkeypatch.setattr(tables, "replace_chunks", crash_for_garden)
+    report = source_sync(source=source, embedder=embedder)
     monkeypatch.undo()
 
     assert failed_paths(report) == {"garden.md"}
@@ -399,7 +399,7 @@ def test_a_crash_while_writing_one_document_leaves_its_previous_version_intact(
     assert not any("wormery" in t for t in texts_found(owner, "wormery", embedder))
 
     # Next run converges on the new version.
-    again = sync_source(source, embedder=embedder)
+    again = source_sync(source=source, embedder=embedder)
     assert again.failed == []
     assert again.updated == 1
     texts = " ".join(Document.objects.get(pk=garden.pk).chunks.values_list("text", flat=True))
@@ -416,7 +416,7 @@ def test_a_crash_mid_document_outside_any_test_transaction_rolls_back_every_inde
     # around it), so the FTS5 and vec0 tables' own rollback is what is tested.
     vault.write("garden.md", GARDEN, mtime=1_700_000_000)
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     garden = Document.objects.get(source=source, path="garden.md")
     garden_ids = chunk_ids(garden)
 
@@ -425,14 +425,14 @@ def test_a_crash_mid_document_outside_any_test_transaction_rolls_back_every_inde
         GARDEN.replace("Turn the compost heap", "Sell the wormery"),
         mtime=1_700_000_100,
     )
-    real_insert = index.insert_vectors
+    real_insert = tables.insert_vectors
 
     def crash_after_some_rows(chunks, vectors, state):
         real_insert(chunks, vectors, state)
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(index, "insert_vectors", crash_after_some_rows)
-    report = sync_source(source, embedder=embedder)
+    monkeypatch.setattr(tables, "insert_vectors", crash_after_some_rows)
+    report = source_sync(source=source, embedder=embedder)
     monkeypatch.undo()
 
     assert failed_paths(report) == {"garden.md"}
@@ -445,7 +445,7 @@ def test_a_crash_mid_document_outside_any_test_transaction_rolls_back_every_inde
     assert_index_mirrors_chunks()
     assert any("compost heap" in t for t in texts_found(owner, "compost heap", embedder))
 
-    again = sync_source(source, embedder=embedder)
+    again = source_sync(source=source, embedder=embedder)
 
     assert again.failed == []
     assert "wormery" in " ".join(
@@ -467,7 +467,7 @@ def test_binary_and_non_utf8_files_fail_with_a_reason_and_the_rest_syncs(
     vault.write("good.md", "# Good\n\nThe boiler service is due in March.")
     source = make_source(owner, vault)
 
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
 
     assert report.seen == 3
     assert failed_paths(report) == {"attachments/image.md", "notes/recipe.txt"}
@@ -495,7 +495,7 @@ def test_malformed_frontmatter_indexes_the_body_with_a_warning(owner, vault, mak
     )
     source = make_source(owner, vault)
 
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
 
     assert report.failed == []
     document = Document.objects.get(source=source, path="orchard.md")
@@ -516,7 +516,7 @@ def test_a_file_vanishing_or_changing_mid_sync_does_not_stop_the_sync_and_the_ne
     vault.write("edited.md", "# Edited\n\nFirst draft about hedges.", mtime=1_700_000_000)
     vault.write("racy.md", "# Racy\n\nOriginal text about fences.", mtime=1_700_000_000)
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     edited_doc = Document.objects.get(source=source, path="edited.md")
 
     vault.write("edited.md", "# Edited\n\nSecond draft about hedges.", mtime=1_700_000_100)
@@ -532,7 +532,7 @@ def test_a_file_vanishing_or_changing_mid_sync_does_not_stop_the_sync_and_the_ne
         return real_read_bytes(self)
 
     monkeypatch.setattr(pathlib.Path, "read_bytes", flaky_read_bytes)
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
     monkeypatch.undo()
 
     assert report.seen == 4
@@ -541,7 +541,7 @@ def test_a_file_vanishing_or_changing_mid_sync_does_not_stop_the_sync_and_the_ne
     assert not Document.objects.filter(source=source, path="brand-new.md").exists()
     assert Document.objects.get(source=source, path="stays.md").status == Document.Status.READY
 
-    converged = sync_source(source, embedder=embedder)
+    converged = source_sync(source=source, embedder=embedder)
 
     assert converged.failed == []
     assert converged.removed == 1  # edited.md is gone for good
@@ -555,7 +555,7 @@ def test_a_file_vanishing_or_changing_mid_sync_does_not_stop_the_sync_and_the_ne
     }
     assert_index_mirrors_chunks()
     before = total_changes()
-    settled = sync_source(source, embedder=embedder)
+    settled = source_sync(source=source, embedder=embedder)
     assert (settled.rows_written, settled.chunks_embedded, settled.failed) == (0, 0, [])
     assert total_changes() == before
 
@@ -569,7 +569,7 @@ def test_missing_source_folder_is_refused_naming_the_folder(owner, vault, make_s
     shutil.rmtree(vault.root)
 
     with pytest.raises(SourceUnavailable) as caught:
-        sync_source(source, embedder=embedder)
+        source_sync(source=source, embedder=embedder)
 
     assert source.root_path in str(caught.value)
     assert embedder.passages == 0
@@ -581,7 +581,7 @@ def test_source_path_that_is_a_file_is_refused_naming_it(owner, vault, make_sour
     vault.root.write_text("not a folder any more")
 
     with pytest.raises(SourceUnavailable) as caught:
-        sync_source(source, embedder=embedder)
+        source_sync(source=source, embedder=embedder)
 
     assert source.root_path in str(caught.value)
 
@@ -591,7 +591,7 @@ def test_unreadable_source_folder_is_refused_naming_the_folder(
 ):
     vault.write("note.md", "# Note\n\nSomething.")
     source = make_source(owner, vault)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     count = Document.objects.filter(source=source).count()
     # The suite may run as root, whom permission bits do not stop: the folder's
     # access check is what reports it unreadable.
@@ -605,7 +605,7 @@ def test_unreadable_source_folder_is_refused_naming_the_folder(
     monkeypatch.setattr(os, "access", no_access)
 
     with pytest.raises(SourceUnavailable) as caught:
-        sync_source(source, embedder=embedder)
+        source_sync(source=source, embedder=embedder)
 
     assert source.root_path in str(caught.value)
     assert "readable" in str(caught.value)

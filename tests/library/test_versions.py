@@ -7,9 +7,9 @@ from datetime import UTC, date, datetime
 
 import pytest
 
+from apps.library.ingest.sync import source_sync
 from apps.library.models import Chunk, Document, DocumentFile
 from apps.library.search import search
-from apps.library.sync import sync_source
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +29,7 @@ def doc(source, path: str) -> Document:
 
 def synced(owner, vault, make_source, embedder, **options):
     source = make_source(owner, vault, **options)
-    report = sync_source(source, embedder=embedder)
+    report = source_sync(source=source, embedder=embedder)
     assert report.failed == []
     return source
 
@@ -127,7 +127,7 @@ def test_an_original_added_after_its_copy_becomes_the_primary_path(
     assert Document.objects.get(source=source).path == "plan_oct2026_backup.md"
     vault.write("plan_oct2026.md", PLAN)
     passages = embedder.passages
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     assert embedder.passages == passages  # the same bytes are not embedded again
     document = Document.objects.get(source=source)
     assert document.path == "plan_oct2026.md"
@@ -331,7 +331,7 @@ def test_latest_moves_to_a_newer_version_and_back_when_it_is_deleted(
     assert doc(source, "career_plan_jun2026.md").is_latest
 
     vault.write("career_plan_oct2026.md", OCTOBER)
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     june, october = doc(source, "career_plan_jun2026.md"), doc(source, "career_plan_oct2026.md")
     assert october.is_latest and not june.is_latest
     assert not june.chunks.filter(is_latest=True).exists()
@@ -340,7 +340,7 @@ def test_latest_moves_to_a_newer_version_and_back_when_it_is_deleted(
     assert {r.path for r in present.results} == {"career_plan_oct2026.md"}
 
     vault.remove("career_plan_oct2026.md")
-    sync_source(source, embedder=embedder)
+    source_sync(source=source, embedder=embedder)
     june = doc(source, "career_plan_jun2026.md")
     assert june.is_latest
     assert not june.chunks.filter(is_latest=False).exists()

@@ -5,7 +5,7 @@
 - library_vec_1 / library_emb_1: generation 1 of the vector tables for the
   default model (all-MiniLM-L6-v2, 384 dimensions). `manage.py reindex` creates
   later generations when the model changes. The vec0 table holds 768-bit codes
-  (apps.library.codes), the plain table the float vectors.
+  (apps.library.index.codes), the plain table the float vectors.
 """
 
 from django.db import migrations

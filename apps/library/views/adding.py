@@ -9,11 +9,11 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.core.errors import JarvisError
-from apps.library import adding
-from apps.library.arxiv import parse_arxiv_id
 from apps.library.forms import UrlForm
+from apps.library.ingest.arxiv import parse_arxiv_id
 from apps.library.models import Document
 from apps.library.selectors import get_document_for
+from apps.library.services import adding
 from apps.library.tasks import enqueue_ingest
 
 MAX_FILES = 50
@@ -41,7 +41,7 @@ def upload(request: HttpRequest) -> HttpResponse:
                 )
             )
             continue
-        added = adding.upload(owner=request.user, name=uploaded.name, data=uploaded.read())
+        added = adding.upload_add(owner=request.user, name=uploaded.name, data=uploaded.read())
         if added.document is not None:
             enqueue_ingest(added.document, user_id=request.user.pk)
         results.append(added)
@@ -65,11 +65,11 @@ def url(request: HttpRequest) -> HttpResponse:
     text = form.cleaned_data["url"].strip()
     try:
         if parse_arxiv_id(text) is not None:
-            outcome = adding.add_paper(
+            outcome = adding.paper_add(
                 owner=request.user, text=text, replace=form.cleaned_data["replace"]
             )
         else:
-            outcome = adding.add_web_page(
+            outcome = adding.web_page_add(
                 owner=request.user, url=text, refresh=form.cleaned_data["refresh"]
             )
     except JarvisError as exc:

@@ -9,7 +9,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from apps.core.errors import JarvisError
-from apps.library.embeddings import EmbeddingUnavailable
+from apps.library.index.embeddings import EmbeddingUnavailable
 from apps.library.search import Filters, query_terms, search
 from apps.library.selectors import (
     KIND_GROUPS,

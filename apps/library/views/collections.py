@@ -12,11 +12,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import MANAGE_FOLDER_SOURCES
 from apps.core.errors import JarvisError
-from apps.library.collection_settings import collection_update
-from apps.library.documents import mark_pending, restore_path
 from apps.library.forms import CollectionForm, RegisterFolderForm
 from apps.library.selectors import owned_source_for, sources_visible_to
-from apps.library.services import source_register
+from apps.library.services.documents import documents_mark_pending, source_path_restore
+from apps.library.services.sources import source_register, source_update
 from apps.library.tasks import enqueue_reprocess
 
 
@@ -55,7 +54,7 @@ def update(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
         return redirect("library:collections")
     try:
-        changed = collection_update(source=source, **form.cleaned_data)
+        changed = source_update(source=source, **form.cleaned_data)
     except JarvisError as exc:
         messages.error(request, str(exc))
     else:
@@ -102,7 +101,7 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
     if mode == "failed":
         documents = documents.filter(status="failed")
     if mode != "sync":
-        mark_pending(list(documents))
+        documents_mark_pending(documents=list(documents))
     enqueue_reprocess(source, user_id=request.user.pk, mode=mode)
     labels = {
         "full": "Reprocessing everything",
@@ -117,7 +116,7 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def restore(request: HttpRequest, pk: int) -> HttpResponse:
     source = owned_source_for(request.user, pk)
-    restore_path(user=request.user, source=source, path=request.POST.get("path", ""))
+    source_path_restore(user=request.user, source=source, path=request.POST.get("path", ""))
     enqueue_reprocess(source, user_id=request.user.pk, mode="sync")
     messages.success(request, "Restored: it comes back with the next sync (queued now).")
     return redirect("library:collections")

@@ -13,10 +13,15 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.core.errors import Refused
-from apps.library.documents import EDITABLE_KINDS, mark_pending, remove_document, update_metadata
+from apps.library.ingest.storage import original_path
 from apps.library.models import Document
 from apps.library.selectors import family_of, get_document_for
-from apps.library.storage import original_path
+from apps.library.services.documents import (
+    EDITABLE_KINDS,
+    document_metadata_update,
+    document_remove,
+    documents_mark_pending,
+)
 from apps.library.tasks import enqueue_ingest
 
 PREVIEW_PAGES = 12
@@ -109,7 +114,7 @@ def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse:
 def edit(request: HttpRequest, pk: int) -> HttpResponse:
     document = get_document_for(request.user, pk)
     try:
-        update_metadata(
+        document_metadata_update(
             user=request.user,
             document=document,
             title=request.POST.get("title", ""),
@@ -145,7 +150,7 @@ def remove(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "GET":
         return render(request, "library/remove.html", {"document": document})
     title = document.title
-    remove_document(user=request.user, document=document)
+    document_remove(user=request.user, document=document)
     messages.success(request, f"“{title}” was removed from the library. No file was touched.")
     return redirect("library:index")
 
@@ -156,7 +161,7 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
     document = get_document_for(request.user, pk)
     if not _is_owner(request, document):
         raise Http404
-    mark_pending([document])
+    documents_mark_pending(documents=[document])
     enqueue_ingest(document, user_id=request.user.pk, full=True)
     messages.info(request, "Reprocessing: the status below updates by itself.")
     return redirect("library:document", pk=pk)

@@ -33,17 +33,20 @@ from django.db import connection
 
 from apps.accounts.models import User
 from apps.core.errors import JarvisError
-from apps.library import adding, arxiv, doctor, timemode
-from apps.library.documents import ingest_document
-from apps.library.embeddings import EmbeddingUnavailable
-from apps.library.index import index_state
+from apps.library.index import doctor
+from apps.library.index.embeddings import EmbeddingUnavailable
+from apps.library.index.tables import index_state
+from apps.library.ingest import arxiv
+from apps.library.ingest.sync import SyncReport, source_sync
 from apps.library.models import Document, Source
 from apps.library.schema import schema_keys, schema_values
-from apps.library.search import search
+from apps.library.search import search, timemode
 from apps.library.selectors import visible_to
-from apps.library.services import add_file, source_register
+from apps.library.services import adding
+from apps.library.services.adding import file_add
+from apps.library.services.documents import document_ingest
+from apps.library.services.sources import source_register
 from apps.library.stats import library_stats
-from apps.library.sync import SyncReport, sync_source
 
 
 class _Operator:
@@ -185,7 +188,7 @@ class Command(BaseCommand):
             sources = sources.filter(owner=_user(options["owner"]))
         total = SyncReport()
         for source in sources.order_by("id"):
-            report = sync_source(source)
+            report = source_sync(source=source)
             total.merge(report)
             if not options["json"]:
                 self.stdout.write(f"{source.name} (#{source.pk}): {self._summary(report)}")
@@ -217,28 +220,28 @@ class Command(BaseCommand):
         elif target.lower().startswith(("http://", "https://")) or "://" in target:
             document = self._add_page(owner, target, refresh=options["refresh"])
         else:
-            document = add_file(owner=owner, path=Path(target))
+            document = file_add(owner=owner, path=Path(target))
         if document.status == Document.Status.FAILED:
             raise CommandError(f"{document.path}: {document.error}")
         chunks = document.chunks.count()
         self.stdout.write(f"{document.pk}  {document.title}  ({chunks} chunks, {document.status})")
 
     def _add_page(self, owner, url: str, *, refresh: bool) -> Document:
-        added = adding.add_web_page(owner=owner, url=url, refresh=refresh)
+        added = adding.web_page_add(owner=owner, url=url, refresh=refresh)
         if added.document is None:
             known = ", ".join(f"#{d.pk}" for d in added.existing)
             raise CommandError(
                 f"{url} is already in the library ({known}); pass --refresh to fetch it again"
             )
-        return ingest_document(added.document)
+        return document_ingest(document=added.document)
 
     def _add_paper(self, owner, text: str, *, replace: bool) -> Document:
-        outcome = adding.add_paper(owner=owner, text=text, replace=replace)
+        outcome = adding.paper_add(owner=owner, text=text, replace=replace)
         if isinstance(outcome, adding.Added):
             known = ", ".join(f"#{d.pk} “{d.title}”" for d in outcome.existing)
             raise CommandError(f"already in the library: {known}; pass --replace to replace it")
-        return ingest_document(
-            outcome.document,
+        return document_ingest(
+            document=outcome.document,
             replaces=outcome.replaces,
             **adding.paper_ingest_options(outcome.meta),
         )

@@ -7,8 +7,8 @@ import time
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.core.errors import JarvisError
-from apps.library.embeddings import EmbeddingUnavailable
-from apps.library.reindex import reindex
+from apps.library.index.embeddings import EmbeddingUnavailable
+from apps.library.index.reindex import reindex
 
 
 class Command(BaseCommand):

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import PurePosixPath
 
-from apps.library.naming import family_stem, is_generic_name, version_marker
-from apps.library.walk import under
+from apps.library.ingest.naming import family_stem, is_generic_name, version_marker
+from apps.library.ingest.walk import under
 
 CROSS_FOLDER_MIN_OVERLAP = 0.6
 _SHINGLE = 5

@@ -16,7 +16,7 @@ from datetime import date, datetime
 
 import yaml
 
-from apps.library.parsing.types import RecordFields
+from apps.library.ingest.parsing.types import RecordFields
 
 _BLOCK = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
 

@@ -27,9 +27,12 @@ from django.conf import settings
 from django.db import transaction
 
 from apps.core.errors import Refused
-from apps.library import index, versions
-from apps.library.embeddings import Embedder, get_embedder
-from apps.library.ingest import (
+from apps.library.index import tables
+from apps.library.index.embeddings import Embedder, get_embedder
+from apps.library.ingest import versions
+from apps.library.ingest.naming import is_copy_name
+from apps.library.ingest.parsing.types import UnreadableDocument
+from apps.library.ingest.pipeline import (
     apply_parsed,
     content_hash,
     embed_missing,
@@ -37,10 +40,8 @@ from apps.library.ingest import (
     parse_bytes,
     prepare,
 )
+from apps.library.ingest.walk import FileInfo, under, walk_source
 from apps.library.models import Document, DocumentFile, Source
-from apps.library.naming import is_copy_name
-from apps.library.parsing.types import UnreadableDocument
-from apps.library.walk import FileInfo, under, walk_source
 
 logger = logging.getLogger(__name__)
 
@@ -136,7 +137,7 @@ class _Sync:
 
     def run(self) -> SyncReport:
         started = time.perf_counter()
-        state = index.require_matching_model()
+        state = tables.require_matching_model()
         if state.reindexing_since:
             raise SourceUnavailable("a reindex is running; sync again when it has finished")
         root = check_folder(self.source.root_path)
@@ -329,7 +330,7 @@ class _Sync:
             entry.delete()
             left = document.files.exists()
             if not left:
-                self.report.rows_written += index.delete_document(document)
+                self.report.rows_written += tables.delete_document(document)
         self.report.removed += 1
         self.report.rows_written += 1
         if left:
@@ -352,10 +353,10 @@ class _Sync:
                 document.save(update_fields=["path", "in_private_dir"])
                 self.report.rows_written += 1
                 if moved:
-                    self.report.rows_written += index.repartition(document)
+                    self.report.rows_written += tables.repartition(document)
 
 
-def sync_source(source: Source, *, embedder: Embedder | None = None) -> SyncReport:
+def source_sync(*, source: Source, embedder: Embedder | None = None) -> SyncReport:
     if not source.is_folder:
         raise SourceUnavailable(f"{source.name} is not a folder source")
     return _Sync(source, embedder).run()
@@ -400,5 +401,5 @@ def refresh_families(source: Source) -> int:
             document.save(update_fields=["family", "version_rank", "is_latest"])
             rows += 1
             if latest_changed:
-                rows += index.repartition(document)
+                rows += tables.repartition(document)
     return rows

@@ -16,8 +16,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.core.errors import Conflict
-from apps.library import index
-from apps.library.embeddings import Embedder, configured_model, get_embedder
+from apps.library.index import tables
+from apps.library.index.embeddings import Embedder, configured_model, get_embedder
 from apps.library.models import Chunk, IndexState
 
 logger = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ def reindex(
 ) -> ReindexReport:
     embedder = embedder or get_embedder()
     spec = configured_model()
-    state = index.index_state()
+    state = tables.index_state()
     with transaction.atomic():
         state = IndexState.objects.select_for_update().get(pk=state.pk)
         if state.reindexing_since and not force:
@@ -51,8 +51,8 @@ def reindex(
         state.reindexing_since = timezone.now()
         state.save(update_fields=["reindexing_since"])
     new = state.generation + 1
-    index.drop_generation_tables(new)  # leftovers of a reindex that died
-    index.create_generation_tables(new, state.code_bits)
+    tables.drop_generation_tables(new)  # leftovers of a reindex that died
+    tables.create_generation_tables(new, state.code_bits)
     try:
         done = _fill(new, state, embedder, progress)
         with transaction.atomic():
@@ -66,9 +66,9 @@ def reindex(
             )
     except BaseException:
         IndexState.objects.filter(pk=state.pk).update(reindexing_since=None)
-        index.drop_generation_tables(new)
+        tables.drop_generation_tables(new)
         raise
-    index.drop_generation_tables(state.generation)
+    tables.drop_generation_tables(state.generation)
     logger.info("reindexed %s chunks with %s into generation %s", done, spec.name, new)
     return ReindexReport(chunks=done, generation=new, model=spec.name)
 
@@ -77,7 +77,7 @@ def _fill(generation: int, state: IndexState, embedder, progress, after: int = 0
     """Embed every chunk not yet in the new generation. Short transactions:
     read a batch, embed it with no transaction open, write it."""
     done = 0
-    table = index.emb_table(generation)
+    table = tables.emb_table(generation)
     total = Chunk.objects.count()
     last_id = 0
     while True:
@@ -97,7 +97,7 @@ def _fill(generation: int, state: IndexState, embedder, progress, after: int = 0
         if not todo:
             continue
         vectors = embedder.embed_passages(
-            [index.embed_text(c.header, c.section, c.text) for c in todo]
+            [tables.embed_text(c.header, c.section, c.text) for c in todo]
         )
         target = IndexState(
             code_bits=state.code_bits,
@@ -106,7 +106,7 @@ def _fill(generation: int, state: IndexState, embedder, progress, after: int = 0
             generation=generation,
         )
         with transaction.atomic():
-            index.insert_vectors(todo, list(vectors), target)
+            tables.insert_vectors(todo, list(vectors), target)
         done += len(todo)
         if progress:
             progress(after + done, total)
@@ -114,7 +114,7 @@ def _fill(generation: int, state: IndexState, embedder, progress, after: int = 0
 
 def _drop_orphans(generation: int) -> None:
     with connection.cursor() as cursor:
-        for table in (index.emb_table(generation), index.vec_table(generation)):
+        for table in (tables.emb_table(generation), tables.vec_table(generation)):
             cursor.execute(
                 f"DELETE FROM {table} WHERE chunk_id NOT IN (SELECT id FROM library_chunk)"
             )

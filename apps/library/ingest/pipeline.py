@@ -17,16 +17,16 @@ from pathlib import PurePosixPath
 from django.db import transaction
 from django.utils import timezone
 
-from apps.library import index
-from apps.library.embeddings import Embedder
+from apps.library.index import tables
+from apps.library.index.embeddings import Embedder
+from apps.library.ingest.naming import date_from_filename
+from apps.library.ingest.parsing.epub import extract_epub
+from apps.library.ingest.parsing.html import parse_html
+from apps.library.ingest.parsing.markdown import parse_markdown, parse_text
+from apps.library.ingest.parsing.pdf import extract_pdf
+from apps.library.ingest.parsing.types import ParsedDocument, UnreadableDocument
+from apps.library.ingest.walk import under
 from apps.library.models import Chunk, Document, DocumentTag, Source
-from apps.library.naming import date_from_filename
-from apps.library.parsing.epub import extract_epub
-from apps.library.parsing.html import parse_html
-from apps.library.parsing.markdown import parse_markdown, parse_text
-from apps.library.parsing.pdf import extract_pdf
-from apps.library.parsing.types import ParsedDocument, UnreadableDocument
-from apps.library.walk import under
 
 logger = logging.getLogger(__name__)
 
@@ -104,24 +104,26 @@ def embed_header(title: str, parsed: ParsedDocument) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def prepare(parsed: ParsedDocument, title: str) -> list[index.PreparedChunk]:
+def prepare(parsed: ParsedDocument, title: str) -> list[tables.PreparedChunk]:
     header = embed_header(title, parsed)
     return [
-        index.PreparedChunk(
-            draft=draft, header=header, text_hash=index.text_hash(header, draft.section, draft.text)
+        tables.PreparedChunk(
+            draft=draft,
+            header=header,
+            text_hash=tables.text_hash(header, draft.section, draft.text),
         )
         for draft in parsed.chunks
     ]
 
 
 def embed_missing(
-    prepared: list[index.PreparedChunk], *, embedder: Embedder, source: Source
+    prepared: list[tables.PreparedChunk], *, embedder: Embedder, source: Source
 ) -> int:
     """Fill in vectors, reusing the source's stored ones for unchanged text.
     Returns how many were computed."""
     among = Chunk.objects.filter(document__source=source)
-    known = index.known_vectors((p.text_hash for p in prepared), among=among)
-    todo: dict[str, list[index.PreparedChunk]] = {}
+    known = tables.known_vectors((p.text_hash for p in prepared), among=among)
+    todo: dict[str, list[tables.PreparedChunk]] = {}
     for p in prepared:
         if p.text_hash in known:
             p.vector = known[p.text_hash]
@@ -129,7 +131,7 @@ def embed_missing(
             todo.setdefault(p.text_hash, []).append(p)  # identical text embeds once
     if todo:
         firsts = [group[0] for group in todo.values()]
-        texts = [index.embed_text(p.header, p.draft.section, p.draft.text) for p in firsts]
+        texts = [tables.embed_text(p.header, p.draft.section, p.draft.text) for p in firsts]
         for group, vector in zip(todo.values(), embedder.embed_passages(texts), strict=True):
             for p in group:
                 p.vector = vector
@@ -148,7 +150,7 @@ def apply_parsed(
     *,
     source: Source,
     parsed: ParsedDocument,
-    prepared: list[index.PreparedChunk],
+    prepared: list[tables.PreparedChunk],
     path: str,
     mtime_ns: int,
     date_override: tuple[date, str] | None = None,
@@ -188,7 +190,7 @@ def apply_parsed(
     with transaction.atomic():
         document.save()
         rows = 1 + _set_tags(document, record.tags)
-        rows += index.replace_chunks(document, prepared)
+        rows += tables.replace_chunks(document, prepared)
     return rows
 
 
@@ -218,5 +220,5 @@ def mark_failed(document: Document, *, source: Source, path: str, reason: str) -
         document.kind = Document.Kind.NOTE
     with transaction.atomic():
         document.save()
-        rows = 1 + index.replace_chunks(document, [])
+        rows = 1 + tables.replace_chunks(document, [])
     return rows

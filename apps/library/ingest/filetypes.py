@@ -20,7 +20,7 @@ import re
 import zipfile
 from pathlib import PurePosixPath
 
-from apps.library.parsing.frontmatter import split_frontmatter
+from apps.library.ingest.parsing.frontmatter import split_frontmatter
 
 KINDS = ("pdf", "epub", "html", "markdown", "text")
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.library import index
-from apps.library.embeddings import configured_model, get_embedder
+from apps.library.index import tables
+from apps.library.index.embeddings import configured_model, get_embedder
 from apps.library.models import Chunk, Document, Source
 
 STUCK_AFTER = timedelta(minutes=30)
@@ -42,15 +42,15 @@ def _ids(sql: str) -> set[int]:
 
 
 def check_index() -> list[Finding]:
-    state = index.index_state()
+    state = tables.index_state()
     chunks = set(Chunk.objects.values_list("id", flat=True))
-    tables = {
-        "keyword": _ids(f"SELECT rowid FROM {index.FTS_TABLE}"),
-        "vector": _ids(f"SELECT chunk_id FROM {index.emb_table(state.generation)}"),
-        "bit-code": _ids(f"SELECT chunk_id FROM {index.vec_table(state.generation)}"),
+    kinds = {
+        "keyword": _ids(f"SELECT rowid FROM {tables.FTS_TABLE}"),
+        "vector": _ids(f"SELECT chunk_id FROM {tables.emb_table(state.generation)}"),
+        "bit-code": _ids(f"SELECT chunk_id FROM {tables.vec_table(state.generation)}"),
     }
     findings = []
-    for name, ids in tables.items():
+    for name, ids in kinds.items():
         orphans = ids - chunks
         missing = chunks - ids
         if orphans:
@@ -81,18 +81,18 @@ def check_index() -> list[Finding]:
 
 
 def _drop_orphans(ids: set[int]) -> str:
-    state = index.index_state()
+    state = tables.index_state()
     with transaction.atomic(), connection.cursor() as cursor:
         for start in range(0, len(ids), 500):
             batch = sorted(ids)[start : start + 500]
             marks = ",".join("%s" for _ in batch)
-            cursor.execute(f"DELETE FROM {index.FTS_TABLE} WHERE rowid IN ({marks})", batch)
+            cursor.execute(f"DELETE FROM {tables.FTS_TABLE} WHERE rowid IN ({marks})", batch)
             cursor.execute(
-                f"DELETE FROM {index.emb_table(state.generation)} WHERE chunk_id IN ({marks})",
+                f"DELETE FROM {tables.emb_table(state.generation)} WHERE chunk_id IN ({marks})",
                 batch,
             )
             cursor.execute(
-                f"DELETE FROM {index.vec_table(state.generation)} WHERE chunk_id IN ({marks})",
+                f"DELETE FROM {tables.vec_table(state.generation)} WHERE chunk_id IN ({marks})",
                 batch,
             )
     return f"dropped index rows of {len(ids)} missing passages"
@@ -100,24 +100,24 @@ def _drop_orphans(ids: set[int]) -> str:
 
 def _rebuild(ids: set[int]) -> str:
     """Re-create every index row of these chunks from their stored text."""
-    state = index.index_state()
+    state = tables.index_state()
     chunks = list(Chunk.objects.filter(id__in=ids).select_related("document"))
     vectors = get_embedder().embed_passages(
-        [index.embed_text(c.header, c.section, c.text) for c in chunks]
+        [tables.embed_text(c.header, c.section, c.text) for c in chunks]
     )
     with transaction.atomic():
         _drop_orphans({c.id for c in chunks})
         with connection.cursor() as cursor:
             cursor.executemany(
-                f"INSERT INTO {index.FTS_TABLE}(rowid, text, context) VALUES (%s, %s, %s)",
-                [(c.id, c.text, index.fts_context(c.header, c.section)) for c in chunks],
+                f"INSERT INTO {tables.FTS_TABLE}(rowid, text, context) VALUES (%s, %s, %s)",
+                [(c.id, c.text, tables.fts_context(c.header, c.section)) for c in chunks],
             )
-        index.insert_vectors(chunks, list(vectors), state)
+        tables.insert_vectors(chunks, list(vectors), state)
     return f"rebuilt the index rows of {len(chunks)} passages"
 
 
 def check_model() -> list[Finding]:
-    state = index.index_state()
+    state = tables.index_state()
     spec = configured_model()
     if (state.model_name, state.dimension) == (spec.name, spec.dimension):
         return [Finding("model", True, f"vectors made with the configured model {spec.name}")]
@@ -198,17 +198,17 @@ def probe_vectors(database: str, generation: int, code_bits: int) -> str:
     try:
         load_sqlite_vec(connection_)
         codes = connection_.execute(
-            f"SELECT count(*) FROM {index.vec_table(generation)}"
+            f"SELECT count(*) FROM {tables.vec_table(generation)}"
         ).fetchone()[0]
         vectors = connection_.execute(
-            f"SELECT count(*) FROM {index.emb_table(generation)}"
+            f"SELECT count(*) FROM {tables.emb_table(generation)}"
         ).fetchone()[0]
         row = connection_.execute(
-            f"SELECT part FROM {index.vec_table(generation)} LIMIT 1"
+            f"SELECT part FROM {tables.vec_table(generation)} LIMIT 1"
         ).fetchone()
         if row is not None:
             connection_.execute(
-                f"SELECT chunk_id FROM {index.vec_table(generation)} "
+                f"SELECT chunk_id FROM {tables.vec_table(generation)} "
                 "WHERE bits MATCH vec_bit(?) AND k = 1 AND part = ?",
                 [bytes(code_bits // 8), row[0]],
             ).fetchall()

@@ -25,9 +25,9 @@ import lxml.etree
 import lxml.html
 import trafilatura
 
-from apps.library.parsing.chunking import pack_text
-from apps.library.parsing.markdown import parse_markdown
-from apps.library.parsing.types import ChunkDraft, ParsedDocument, UnreadableDocument
+from apps.library.ingest.parsing.chunking import pack_text
+from apps.library.ingest.parsing.markdown import parse_markdown
+from apps.library.ingest.parsing.types import ChunkDraft, ParsedDocument, UnreadableDocument
 
 WEB_DATE_SOURCE = "page"  # content_date_source for a date the page's markup gives
 CHARSET_WINDOW = 4096  # the HTML spec looks for <meta charset> in the first 1024 bytes; be lenient

@@ -10,13 +10,19 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.core.errors import Refused
-from apps.library import index
-from apps.library.embeddings import Embedder, get_embedder
-from apps.library.ingest import apply_parsed, embed_missing, mark_failed, parse_bytes, prepare
+from apps.library.index import tables
+from apps.library.index.embeddings import Embedder, get_embedder
+from apps.library.ingest.parsing.types import UnreadableDocument
+from apps.library.ingest.pipeline import (
+    apply_parsed,
+    embed_missing,
+    mark_failed,
+    parse_bytes,
+    prepare,
+)
+from apps.library.ingest.storage import original_path, read_original
+from apps.library.ingest.sync import refresh_families, source_sync
 from apps.library.models import Document, Source, SourceExclusion
-from apps.library.parsing.types import UnreadableDocument
-from apps.library.storage import original_path, read_original
-from apps.library.sync import refresh_families, sync_source
 
 logger = logging.getLogger(__name__)
 
@@ -29,9 +35,9 @@ def set_status(document: Document, status: str, error: str = "") -> None:
     Document.objects.filter(pk=document.pk).update(status=status, error=error)
 
 
-def ingest_document(
-    document: Document,
+def document_ingest(
     *,
+    document: Document,
     embedder: Embedder | None = None,
     full: bool = False,
     title: str = "",
@@ -89,19 +95,21 @@ def ingest_document(
             date_fallback=fallback,
         )
         for old in Document.objects.filter(pk__in=replaces, source__owner=source.owner):
-            index.delete_document(old)
+            tables.delete_document(old)
     refresh_families(source)
     document.refresh_from_db()
     return document
 
 
 def _embed_all(prepared, embedder: Embedder) -> None:
-    texts = [index.embed_text(p.header, p.draft.section, p.draft.text) for p in prepared]
+    texts = [tables.embed_text(p.header, p.draft.section, p.draft.text) for p in prepared]
     for p, vector in zip(prepared, embedder.embed_passages(texts), strict=True):
         p.vector = vector
 
 
-def update_metadata(*, user, document: Document, title: str, authors: str, doi: str) -> Document:
+def document_metadata_update(
+    *, user, document: Document, title: str, authors: str, doi: str
+) -> Document:
     """Correct a paper's or web page's title, authors or DOI. Metadata only:
     nothing is re-embedded. Notes are read-only here: their file is the truth."""
     if document.source.owner_id != user.pk:
@@ -123,7 +131,7 @@ def update_metadata(*, user, document: Document, title: str, authors: str, doi: 
     return document
 
 
-def remove_document(*, user, document: Document) -> int:
+def document_remove(*, user, document: Document) -> int:
     """Remove a document from the library: its chunks, keyword rows and vectors
     go in one transaction. No file is touched: a folder document's path is
     remembered as excluded so the next sync leaves it out."""
@@ -133,25 +141,25 @@ def remove_document(*, user, document: Document) -> int:
         if document.source.is_folder:
             for path in {document.path, *document.files.values_list("path", flat=True)}:
                 SourceExclusion.objects.get_or_create(source=document.source, path=path)
-        rows = index.delete_document(document)
+        rows = tables.delete_document(document)
     refresh_families(document.source)
     return rows
 
 
-def restore_path(*, user, source: Source, path: str) -> None:
+def source_path_restore(*, user, source: Source, path: str) -> None:
     if source.owner_id != user.pk:
         raise Refused("only the owner can restore files of this collection")
     SourceExclusion.objects.filter(source=source, path=path).delete()
 
 
-def reprocess_source(source: Source, *, mode: str = "full") -> tuple[int, int]:
+def source_reprocess(*, source: Source, mode: str = "full") -> tuple[int, int]:
     """Re-parse and re-embed every document of a collection (`full`), only
     retry the failed ones (`failed`), or sync a folder (`sync`). Returns
     (done, failed)."""
     if mode not in ("full", "failed", "sync"):
         raise Refused("reprocess mode is 'full', 'failed' or 'sync'")
     if mode == "sync":
-        report = sync_source(source)
+        report = source_sync(source=source)
         return report.added + report.updated, len(report.failed)
     documents = source.documents.all()
     if mode == "failed":
@@ -159,13 +167,13 @@ def reprocess_source(source: Source, *, mode: str = "full") -> tuple[int, int]:
         documents = documents.filter(status__in=[Document.Status.FAILED, Document.Status.PENDING])
     done = failed = 0
     for document in documents.order_by("pk"):
-        result = ingest_document(document, full=mode == "full")
+        result = document_ingest(document=document, full=mode == "full")
         done += 1
         failed += result.status == Document.Status.FAILED
     return done, failed
 
 
-def mark_pending(documents) -> int:
+def documents_mark_pending(*, documents) -> int:
     """Show documents as queued for reprocessing before the worker starts."""
     return Document.objects.filter(pk__in=[d.pk for d in documents]).update(
         status=Document.Status.PENDING, error=""

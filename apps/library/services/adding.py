@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -20,11 +21,14 @@ from django.db.models import Q
 
 from apps.core.errors import JarvisError, Refused
 from apps.core.fetch import FetchError, fetch
-from apps.library import arxiv
-from apps.library.filetypes import UnsupportedFile, sniff
+from apps.library.index import tables
+from apps.library.index.embeddings import Embedder
+from apps.library.ingest import arxiv
+from apps.library.ingest.filetypes import UnsupportedFile, sniff
+from apps.library.ingest.storage import safe_filename, store
 from apps.library.models import Document, DocumentFile, Source
 from apps.library.selectors import visible_to
-from apps.library.storage import safe_filename, store
+from apps.library.services.documents import document_ingest
 
 KIND_BY_SNIFF = {"pdf": "pdf", "epub": "epub", "html": "web", "markdown": "note", "text": "text"}
 PAPERS_NAME = "Papers"
@@ -75,7 +79,7 @@ def free_path(source: Source, name: str) -> str:
     return candidate
 
 
-def upload(*, owner, name: str, data: bytes) -> Added:
+def upload_add(*, owner, name: str, data: bytes) -> Added:
     """One uploaded file. Typed by its bytes; over the size limit, of an
     unsupported type or lying about its extension → an error for this file only."""
     name = safe_filename(name)
@@ -113,7 +117,7 @@ def normalise_url(url: str) -> str:
     return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}{query}"
 
 
-def add_web_page(*, owner, url: str, refresh: bool = False) -> Added:
+def web_page_add(*, owner, url: str, refresh: bool = False) -> Added:
     """Fetch a page through the SSRF guard and keep it as a document. A URL
     already in the library is offered as a refresh (a new version of it)."""
     url = url.strip()
@@ -161,7 +165,7 @@ class PaperPlan:
     replaces: list[int]
 
 
-def add_paper(*, owner, text: str, replace: bool = False) -> Added | PaperPlan:
+def paper_add(*, owner, text: str, replace: bool = False) -> Added | PaperPlan:
     """An arXiv paper by id or URL: metadata from the arXiv API, the PDF
     downloaded. A paper already in the library (same arXiv id or URL, or the
     same title) is returned for confirmation unless `replace`."""
@@ -220,3 +224,20 @@ def paper_ingest_options(meta: arxiv.PaperMeta) -> dict:
 
 def file_paths_of(document: Document) -> list[str]:
     return list(DocumentFile.objects.filter(document=document).values_list("path", flat=True))
+
+
+def file_add(*, owner, path: Path, embedder: Embedder | None = None) -> Document:
+    """Add one local file to the owner's uploads and index it now (`kb add PATH`).
+    The same checks as a browser upload; the original is only read."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise Refused(f"{path}: cannot read ({exc.strerror})") from None
+    tables.require_matching_model()
+    added = upload_add(owner=owner, name=path.name, data=data)
+    if added.existing:
+        return added.existing[0]
+    if added.document is None:
+        raise Refused(f"{path.name}: {added.error}")
+    return document_ingest(document=added.document, embedder=embedder)

@@ -25,10 +25,10 @@ import numpy as np
 from django.db import connection, transaction
 from django.db.models import QuerySet
 
-from apps.library import codes
-from apps.library.embeddings import EmbeddingUnavailable, configured_model
+from apps.library.index import codes
+from apps.library.index.embeddings import EmbeddingUnavailable, configured_model
+from apps.library.ingest.parsing.types import ChunkDraft
 from apps.library.models import Chunk, Document, IndexState
-from apps.library.parsing.types import ChunkDraft
 
 FTS_TABLE = "library_chunk_fts"
 _VEC_INSERT = "INSERT INTO {table}(chunk_id, part, bits) VALUES (%s, %s, vec_bit(%s))"
@@ -128,7 +128,7 @@ def to_blob(vector: np.ndarray) -> bytes:
 
 
 def to_codes(vectors, state: IndexState) -> list[bytes]:
-    """Bit codes for the vec0 first pass (apps.library.codes)."""
+    """Bit codes for the vec0 first pass (apps.library.index.codes)."""
     if len(vectors) == 0:
         return []
     packed = codes.encode(np.vstack(vectors), code_bits=state.code_bits, seed=state.code_seed)

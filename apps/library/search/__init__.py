@@ -1,0 +1,16 @@
+"""Retrieval: `search()` and what it returns.
+
+engine   search(): time mode → legs → fusion → versions → results
+timemode which versions a question is about (present / history / lookup)
+query    the question's words and the pool/filter SQL
+legs     FTS5 bm25 and sqlite-vec KNN
+fusion   reciprocal rank fusion
+versions slots per document and family; history expansion
+results  Result / Response
+"""
+
+from apps.library.search.engine import search
+from apps.library.search.query import Filters, fts_query, query_terms
+from apps.library.search.results import Response, Result
+
+__all__ = ["Filters", "Response", "Result", "fts_query", "query_terms", "search"]

@@ -1,0 +1,128 @@
+"""The two retrieval legs over the privacy-filtered pool: FTS5 bm25 on the
+chunk text, and sqlite-vec KNN whose scan is restricted to the partitions the
+person may see (the filter is inside the KNN query, not applied after it)."""
+
+from __future__ import annotations
+
+import functools
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from django.db import connection
+
+from apps.library.index import tables
+from apps.library.index.tables import FTS_TABLE, emb_table, to_codes, vec_table
+from apps.library.search.query import fts_query, prune_common_terms, query_terms, where_sql
+
+LEG_DEPTH = 50  # candidates each leg contributes to the fusion
+
+
+BIT_CANDIDATES = 12  # per partition (bucket), from the bit-code first pass
+
+
+RESCORE_CANDIDATES = 400  # best bit matches re-scored with float vectors
+
+
+KNN_THREADS = 2  # the bit-code scan is split across this many threads
+
+
+FTS_WEIGHTS = (1.0, 0.4)  # text, context (title, section, record line)
+
+
+def keyword_leg(query: str, pools, filters, latest_only) -> list[int]:
+    terms = query_terms(query)
+    if not terms:
+        return []
+    expression = fts_query(query, prune_common_terms(terms))
+    where, params = where_sql(pools, filters, latest_only)
+    sql = (
+        f"SELECT f.rowid FROM {FTS_TABLE} f "
+        "JOIN library_chunk c ON c.id = f.rowid "
+        "JOIN library_document d ON d.id = c.document_id "
+        f"WHERE {FTS_TABLE} MATCH %s AND {where} "
+        f"ORDER BY bm25({FTS_TABLE}, {FTS_WEIGHTS[0]}, {FTS_WEIGHTS[1]}) LIMIT {LEG_DEPTH}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [expression, *params])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def vector_leg(vector: np.ndarray, pools, filters, latest_only, state) -> list[int]:
+    generation = state.generation
+    if filters.narrows_beyond_sources:
+        return _exact_filtered_knn(vector, pools, filters, latest_only, generation)
+    partitions = [p for pool in pools for p in pool.partitions(latest_only, state.buckets)]
+    if not partitions:
+        return []
+    (bits,) = to_codes([vector], state)
+    candidates = _scan_partitions(vec_table(generation), partitions, bits)
+    candidates.sort(key=lambda row: row[1])
+    connection.ensure_connection()
+    raw = connection.connection
+    ids = [row[0] for row in candidates[:RESCORE_CANDIDATES]]
+    if not ids:
+        return []
+    rows = raw.execute(
+        f"SELECT chunk_id, vector FROM {emb_table(generation)} "
+        f"WHERE chunk_id IN ({','.join('?' * len(ids))})",
+        ids,
+    ).fetchall()
+    matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
+    matrix = matrix.reshape(len(rows), -1)
+    scores = matrix @ vector
+    order = np.argsort(-scores)[:LEG_DEPTH]
+    return [rows[i][0] for i in order]
+
+
+_scan_pool = ThreadPoolExecutor(max_workers=KNN_THREADS, thread_name_prefix="jarvis-knn")
+
+
+def _scan_partitions(table: str, partitions: list[int], bits: bytes) -> list[tuple[int, float]]:
+    """Bit-code KNN over `partitions`, split across threads. sqlite releases the
+    GIL while it scans, so on two cores two halves take half the time, the way
+    numpy's BLAS scan uses both cores. Inside a transaction the caller's own
+    connection is used (other connections could not see its writes)."""
+    if connection.in_atomic_block or KNN_THREADS == 1 or len(partitions) < 2 * KNN_THREADS:
+        return _scan(table, partitions, bits)
+    groups = [partitions[i::KNN_THREADS] for i in range(KNN_THREADS)]
+    futures = [_scan_pool.submit(_scan_in_thread, table, group, bits) for group in groups]
+    return [row for future in futures for row in future.result()]
+
+
+def _scan_in_thread(table: str, partitions: list[int], bits: bytes) -> list[tuple[int, float]]:
+    # Each pool thread keeps its own Django connection (connections are per thread).
+    return _scan(table, partitions, bits)
+
+
+def _scan(table: str, partitions: list[int], bits: bytes) -> list[tuple[int, float]]:
+    params: list = []
+    for part in partitions:
+        params += [bits, BIT_CANDIDATES, part]
+    # Django's cursor wrapper is bypassed: this runs on every search and its
+    # placeholder rewriting of a long UNION costs more than a small library's scan.
+    connection.ensure_connection()
+    return connection.connection.execute(_knn_sql(table, len(partitions)), params).fetchall()
+
+
+@functools.lru_cache(maxsize=64)
+def _knn_sql(table: str, partitions: int) -> str:
+    """One KNN per partition (vec0 filters partitions by equality only), in one
+    statement; each scans just the rows of one slice the person may see."""
+    part = (
+        f"SELECT chunk_id, distance FROM {table} WHERE bits MATCH vec_bit(?) AND k = ? AND part = ?"
+    )
+    return " UNION ALL ".join(f"SELECT * FROM ({part})" for _ in range(partitions))
+
+
+def _exact_filtered_knn(vector, pools, filters, latest_only, generation) -> list[int]:
+    """With record or tag filters the pool is usually small: score it exactly,
+    the filter inside the same query."""
+    where, params = where_sql(pools, filters, latest_only)
+    sql = (
+        f"SELECT c.id FROM library_chunk c JOIN library_document d ON d.id = c.document_id "
+        f"JOIN {emb_table(generation)} e ON e.chunk_id = c.id "
+        f"WHERE {where} ORDER BY vec_distance_cosine(e.vector, %s) LIMIT {LEG_DEPTH}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, tables.to_blob(vector)])
+        return [row[0] for row in cursor.fetchall()]

@@ -1,0 +1,157 @@
+"""What a question and its filters become: the words the keyword leg looks
+for (stopwords out, FTS syntax made inert, very common words left to the
+semantic leg) and the SQL that keeps a leg inside the person's pools and filters."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import date
+
+from django.db import connection
+
+from apps.library.index.tables import FTS_TABLE
+from apps.library.selectors import Pool
+
+FTS_MAX_TERMS = 32
+
+
+COMMON_TERM_SHARE = 0.05  # a word in more than 5% of chunks is left out of the keyword leg…
+
+
+COMMON_TERM_FLOOR = 500  # …once it is in more than this many
+
+
+_STOPWORDS = frozenset(
+    """a an and are as at be been but by can could did do does for from had has have how i
+    in is it its me my of on or our that the their them then there these they this to
+    was we were what when where which who whom why will with would you your about into
+    than any all also just should""".split()  # noqa: SIM905
+)
+
+
+@dataclass
+class Filters:
+    source_ids: list[int] | None = None
+    kinds: list[str] | None = None
+    category: str = ""
+    status: str = ""
+    entity: str = ""
+    tags: list[str] = field(default_factory=list)
+    date_from: date | None = None
+    date_to: date | None = None
+    document_ids: list[int] | None = None
+
+    @property
+    def narrows_beyond_sources(self) -> bool:
+        return bool(
+            self.kinds
+            or self.category
+            or self.status
+            or self.entity
+            or self.tags
+            or self.date_from
+            or self.date_to
+            or self.document_ids is not None
+        )
+
+
+def query_terms(text: str) -> list[str]:
+    words = [w for w in re.findall(r"\w+", text.lower()) if len(w) > 1 or w.isdigit()]
+    content = [w for w in words if w not in _STOPWORDS] or words
+    return list(dict.fromkeys(content))[:FTS_MAX_TERMS]
+
+
+def fts_query(text: str, terms: list[str] | None = None) -> str:
+    """The question as an FTS5 expression: words only, each quoted (so `"`, `*`,
+    `NEAR(`, `-` or `:` in a question can never be FTS syntax), joined by OR."""
+    return " OR ".join(f'"{w}"' for w in (query_terms(text) if terms is None else terms))
+
+
+_chunk_count: tuple[float, int] = (0.0, 0)
+
+
+def _indexed_chunks() -> int:
+    global _chunk_count
+    checked, count = _chunk_count
+    if time.monotonic() - checked > 60:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM library_chunk")
+            count = cursor.fetchone()[0]
+        _chunk_count = (time.monotonic(), count)
+    return count
+
+
+def prune_common_terms(terms: list[str]) -> list[str]:
+    """Leave out words that occur in a large share of all chunks. bm25 gives them
+    almost no weight anyway, but an OR over them matches (and scores) a third
+    of a big index; the semantic leg still reads the whole question. Small
+    libraries keep every word."""
+    cap = max(COMMON_TERM_FLOOR, int(_indexed_chunks() * COMMON_TERM_SHARE))
+    if len(terms) <= 1 or _indexed_chunks() <= cap:
+        return terms
+    frequency = {}
+    with connection.cursor() as cursor:
+        for term in terms:
+            cursor.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s "
+                f"LIMIT {cap + 1})",
+                [f'"{term}"'],
+            )
+            frequency[term] = cursor.fetchone()[0]
+    kept = [t for t in terms if frequency[t] <= cap]
+    return kept or [min(terms, key=lambda t: frequency[t])]
+
+
+def _pool_sql(pools: list[Pool]) -> tuple[str, list]:
+    values = ",".join("(%s, %s)" for _ in pools)
+    params: list = []
+    for pool in pools:
+        params += [pool.source_id, 1 if pool.private else 0]
+    return f"(d.source_id, d.in_private_dir) IN (VALUES {values})", params
+
+
+def _filter_sql(filters: Filters, latest_only: bool) -> tuple[str, list]:
+    clauses: list[str] = []
+    params: list = []
+    if latest_only:
+        clauses.append("c.is_latest = 1")
+    if filters.kinds:
+        clauses.append(f"d.kind IN ({','.join('%s' for _ in filters.kinds)})")
+        params += list(filters.kinds)
+    for column, value in (
+        ("d.category", filters.category),
+        ("d.record_status", filters.status),
+        ("d.entity", filters.entity),
+    ):
+        if value:
+            clauses.append(f"lower({column}) = lower(%s)")
+            params.append(value)
+    for tag in filters.tags:
+        # Tags are rows: an exact match, never a substring.
+        clauses.append(
+            "d.id IN (SELECT document_id FROM library_documenttag WHERE tag = lower(%s))"
+        )
+        params.append(tag.lstrip("#"))
+    if filters.date_from or filters.date_to:
+        # Undated documents (only a file mtime) have no date to filter on.
+        clauses.append("(c.section_date IS NOT NULL OR d.date_source NOT IN ('', 'mtime-weak'))")
+    if filters.date_from:
+        clauses.append("COALESCE(c.section_date, d.effective_date) >= %s")
+        params.append(filters.date_from.isoformat())
+    if filters.date_to:
+        clauses.append("COALESCE(c.section_date, d.effective_date) <= %s")
+        params.append(filters.date_to.isoformat())
+    if filters.document_ids is not None:
+        ids = list(filters.document_ids) or [0]
+        clauses.append(f"d.id IN ({','.join('%s' for _ in ids)})")
+        params += ids
+    return " AND ".join(clauses), params
+
+
+def where_sql(pools, filters, latest_only) -> tuple[str, list]:
+    pool_sql, params = _pool_sql(pools)
+    extra, extra_params = _filter_sql(filters, latest_only)
+    where = pool_sql + (f" AND {extra}" if extra else "")
+    return where, params + extra_params

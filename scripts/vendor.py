@@ -27,7 +27,8 @@ VENDOR = ROOT / "static" / "vendor"
 LOCK = VENDOR / "vendor.lock.json"
 REGISTRY = "https://registry.npmjs.org"
 
-# name -> (npm package, version, {file in package: path under static/vendor/})
+# name -> (npm package, version, {file in package: path under static/vendor/}).
+# A key ending in "/" copies every file under that folder of the package.
 PACKAGES: dict[str, tuple[str, str, dict[str, str]]] = {
     "htmx": (
         "htmx.org",
@@ -53,6 +54,48 @@ PACKAGES: dict[str, tuple[str, str, dict[str, str]]] = {
             "mode/stex/stex.js": "codemirror/mode/stex/stex.js",
             "addon/edit/continuelist.js": "codemirror/addon/edit/continuelist.js",
             "LICENSE": "codemirror/LICENSE",
+        },
+    ),
+    # The agent chats' terminal panel. The ES-module builds: Django's manifest
+    # storage rewrites "//# sourceMappingURL" in *.js files and fails on the
+    # .map files we do not ship; it leaves *.mjs alone.
+    "xterm": (
+        "@xterm/xterm",
+        "6.0.0",
+        {
+            "lib/xterm.mjs": "xterm/xterm.mjs",
+            "css/xterm.css": "xterm/xterm.css",
+            "LICENSE": "xterm/LICENSE",
+        },
+    ),
+    "xterm-addon-fit": (
+        "@xterm/addon-fit",
+        "0.11.0",
+        {
+            "lib/addon-fit.mjs": "xterm-addon-fit/addon-fit.mjs",
+            "LICENSE": "xterm-addon-fit/LICENSE",
+        },
+    ),
+    # The in-page PDF viewer: the core API and its worker, no viewer component.
+    # The worker's CSP has no 'wasm-unsafe-eval', so it runs with useWasm: false
+    # and decodes JBIG2 (scans) and JPEG 2000 with the JavaScript fallbacks.
+    # standard_fonts/ draws PDFs that use Symbol, ZapfDingbats or a standard
+    # font that is neither embedded nor installed. cmaps/ (1.7 MB, 169 files,
+    # only for CJK text with predefined CMaps) is left out.
+    "pdfjs": (
+        "pdfjs-dist",
+        "6.5.438",
+        {
+            "build/pdf.min.mjs": "pdfjs/pdf.min.mjs",
+            "build/pdf.worker.min.mjs": "pdfjs/pdf.worker.min.mjs",
+            "wasm/jbig2_nowasm_fallback.js": "pdfjs/wasm/jbig2_nowasm_fallback.js",
+            "wasm/openjpeg_nowasm_fallback.js": "pdfjs/wasm/openjpeg_nowasm_fallback.js",
+            "wasm/LICENSE_JBIG2": "pdfjs/wasm/LICENSE_JBIG2",
+            "wasm/LICENSE_PDFJS_JBIG2": "pdfjs/wasm/LICENSE_PDFJS_JBIG2",
+            "wasm/LICENSE_OPENJPEG": "pdfjs/wasm/LICENSE_OPENJPEG",
+            "wasm/LICENSE_PDFJS_OPENJPEG": "pdfjs/wasm/LICENSE_PDFJS_OPENJPEG",
+            "standard_fonts/": "pdfjs/standard_fonts/",
+            "LICENSE": "pdfjs/LICENSE",
         },
     ),
 }
@@ -87,6 +130,22 @@ def verify() -> list[str]:
     return problems
 
 
+def expand_folders(files: dict[str, str], names: list[str]) -> dict[str, str]:
+    """`files` with each "folder/" key replaced by the files under it among
+    `names` (the tarball's files, "package/..."), in name order."""
+    expanded = {}
+    for inner, target in files.items():
+        if not inner.endswith("/"):
+            expanded[inner] = target
+            continue
+        prefix = f"package/{inner}"
+        inside = sorted(n.removeprefix(prefix) for n in names if n.startswith(prefix))
+        if not inside:
+            raise SystemExit(f"{inner} is not a folder of the package")
+        expanded.update({f"{inner}{rest}": f"{target}{rest}" for rest in inside})
+    return expanded
+
+
 def update() -> None:
     import httpx
 
@@ -106,7 +165,8 @@ def update() -> None:
                 "files": {},
             }
             with tarfile.open(fileobj=io.BytesIO(tarball)) as archive:
-                for inner, target in files.items():
+                names = [member.name for member in archive.getmembers() if member.isfile()]
+                for inner, target in expand_folders(files, names).items():
                     member = archive.extractfile(f"package/{inner}")
                     if member is None:
                         raise SystemExit(f"{package}@{version}: {inner} not in the tarball")
@@ -115,7 +175,7 @@ def update() -> None:
                     dest.write_bytes(member.read())
                     entry["files"][target] = sha256_of(dest)
             lock["packages"][name] = entry
-            print(f"{name}: {package}@{version} ({len(files)} files)")
+            print(f"{name}: {package}@{version} ({len(entry['files'])} files)")
     LOCK.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
 
 

@@ -1,8 +1,12 @@
 """The design system: every colour and size comes from tokens.css; vendored
 libraries are exactly the pinned files."""
 
+import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -64,3 +68,48 @@ def test_pages_load_htmx_and_its_websocket_extension_from_our_own_static(client,
     assert "/static/vendor/htmx/htmx.min.js" in html
     assert "/static/vendor/htmx-ext-ws/ws.min.js" in html
     assert "https://" not in re.sub(r'href="https://[^"]*"', "", html.split("<body")[0])
+
+
+def test_a_vendored_folder_is_copied_file_by_file():
+    names = [
+        "package/LICENSE",
+        "package/standard_fonts/FoxitSymbol.pfb",
+        "package/standard_fonts/LICENSE_FOXIT",
+        "package/standard_fontsX/other.pfb",
+    ]
+    files = {"standard_fonts/": "pdfjs/standard_fonts/", "LICENSE": "pdfjs/LICENSE"}
+    assert vendor.expand_folders(files, names) == {
+        "standard_fonts/FoxitSymbol.pfb": "pdfjs/standard_fonts/FoxitSymbol.pfb",
+        "standard_fonts/LICENSE_FOXIT": "pdfjs/standard_fonts/LICENSE_FOXIT",
+        "LICENSE": "pdfjs/LICENSE",
+    }
+    with pytest.raises(SystemExit, match="cmaps/ is not a folder"):
+        vendor.expand_folders({"cmaps/": "pdfjs/cmaps/"}, names)
+
+
+def test_collectstatic_with_the_production_storage_takes_every_static_file(tmp_path):
+    # Production runs collectstatic with the manifest storage, which rewrites
+    # references inside *.css and *.js and fails on one it cannot find (a
+    # vendored *.js naming a source map we do not ship would stop a deploy).
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("JARVIS_", "DJANGO_"))
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="jarvis_site.settings",
+        JARVIS_DATA_DIR=str(tmp_path / "data"),
+        JARVIS_STATIC_ROOT=str(tmp_path / "static"),
+    )
+    done = subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "static/staticfiles.json").read_text())["paths"]
+    assert "vendor/pdfjs/pdf.worker.min.mjs" in manifest
+    assert "vendor/xterm/xterm.mjs" in manifest

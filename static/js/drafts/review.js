@@ -1,7 +1,8 @@
-// Suggestions: the offer above a file that has one waiting, its review hunk
-// by hunk (the Doc itself is built by review-doc.js), and what answering does:
-// once every hunk is answered the accepted ones are applied (the server checks
-// the file has not changed since); Discard drops the suggestion.
+// Reviewing a suggestion hunk by hunk: opening it in its file's tab (the Doc
+// is built by review-doc.js, the offer and the bar painted by review-bar.js),
+// and what answering does: once every hunk is answered the accepted ones are
+// applied (the server checks the file has not changed since); Discard drops
+// the suggestion, writing nothing.
 //
 // Exports:
 //   openReview(id)  open suggestion `id` in its file's tab

@@ -7,6 +7,8 @@
 //           paint, and the one CodeMirror instance (page.cm, set by main.js).
 //   state - what changes: the open tabs, the active one, the suggestions
 //           waiting, build results, the side panel and the preview's view.
+//   pageRead(root) - fill `page` (main.js calls it once).
+//   SIDE_KEY - where the side panel choice is remembered (localStorage).
 //   dirty, anyDirty, hasPending, pendingFor, reviewing, effectiveSide - the
 //           questions the modules ask of them.
 

@@ -205,7 +205,7 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = env_path("JARVIS_STATIC_ROOT", DATA_DIR / "static")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "apps.core.storage.StaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = DEBUG
 FILE_UPLOAD_PERMISSIONS = 0o640

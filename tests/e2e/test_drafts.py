@@ -8,7 +8,10 @@ back. And: Ctrl-S saves, a save over a file that changed underneath is refused
 with a message (nothing written), the preview frame is sandboxed without
 scripts, shows the rendered Markdown and follows the editor's scroll; a review
 survives a tab switch and never touches the person's unsaved text; .tex
-compiles into a `sandbox=""` frame and Markdown exports to a PDF download.
+compiles into a `sandbox=""` frame and Markdown exports to a PDF download;
+each tab keeps its own undo and unsaved mark, closing an unsaved tab saves it,
+and a chat message saves unsaved text first; Accept all and Reject all answer
+every change at once.
 
 The daphne child gets the test's drafts folder through JARVIS_DRAFTS_DIR, so
 the files the test writes and reads are the ones the browser edits.
@@ -131,6 +134,14 @@ def off_the_loop(function, **kwargs):
 
 def hunk(page, index: int):
     return page.locator(f"[data-testid=hunk][data-hunk='{index}']")
+
+
+def type_after(page, line_text: str, text: str) -> None:
+    """Put the cursor at the end of the line showing `line_text` and type
+    `text` as one input (one undoable change)."""
+    page.locator(".CodeMirror-line", has_text=line_text).click()
+    page.keyboard.press("End")
+    page.keyboard.insert_text(text)
 
 
 def test_accept_one_change_reject_the_other_then_restore_the_original(
@@ -434,4 +445,107 @@ def test_a_review_survives_a_tab_switch_and_leaves_unsaved_text_alone(
     page.wait_for_url(re.compile(r".*\?file=chapter\.md$"))
     page.locator(".drafts-tab--active[data-tab='chapter.md']").wait_for()
     assert (drafts_dir / str(letter.owner_id) / letter.key / "chapter.md").read_text() == ""
+    assert console_errors == []
+
+
+NOTES = "# Notes\n\nPhotos attached.\n"
+
+
+def test_each_tab_keeps_its_own_undo_and_unsaved_mark_and_a_message_saves_first(
+    page, console_errors, server, drafts_dir, letter, local_model, llm
+):
+    draft_add_file(draft=letter, filename="notes.md", content=NOTES)
+    sign_in(page, server)
+    open_editor(page, server, letter)
+    save_button = page.locator("[data-action=save]")
+    unsaved = page.locator(".drafts-tab[data-dirty]")
+    letter_tab = page.locator(".drafts-tab[data-tab='letter.md']")
+    notes_tab = page.locator(".drafts-tab[data-tab='notes.md']")
+    assert save_button.is_disabled()
+
+    # An edit marks its tab unsaved (the close control becomes ●) and wakes Save.
+    type_after(page, "Dear Sir or Madam,", " Thank you.")
+    assert unsaved.count() == 1 and letter_tab.get_attribute("data-dirty") is not None
+    assert letter_tab.locator(".drafts-tab__close").inner_text() == "●"
+    assert save_button.is_enabled()
+
+    # Another file: its own text, nothing unsaved there yet; the letter stays marked.
+    page.click("a[data-file='notes.md']")
+    page.wait_for_function(f"() => {EDITOR_TEXT_JS}.startsWith('# Notes')")
+    assert save_button.is_disabled()
+    type_after(page, "Photos attached.", " Six of them.")
+    assert unsaved.count() == 2
+
+    # Back in the letter, undo takes back the letter's edit and not the notes'.
+    letter_tab.locator(".drafts-tab__name").click()
+    page.wait_for_function(f"() => {EDITOR_TEXT_JS}.includes('Thank you.')")
+    page.locator(".CodeMirror-line", has_text="Olivia").click()
+    page.keyboard.press("Control+z")
+    assert editor_text(page) == ORIGINAL
+    letter_tab.and_(page.locator("[data-dirty]")).wait_for(state="detached")
+    assert save_button.is_disabled()
+    notes_tab.locator(".drafts-tab__name").click()
+    page.wait_for_function(f"() => {EDITOR_TEXT_JS}.includes('Six of them.')")
+    assert unsaved.count() == 1 and notes_tab.get_attribute("data-dirty") is not None
+
+    # Closing an unsaved tab saves it first; the letter comes back to the editor.
+    notes_tab.locator(".drafts-tab__close").click()
+    notes_tab.wait_for(state="detached")
+    assert on_disk(letter, drafts_dir, "notes.md") == NOTES.replace(".\n", ". Six of them.\n", 1)
+    page.locator(".drafts-tab--active[data-tab='letter.md']").wait_for()
+    assert editor_text(page) == ORIGINAL
+
+    # The assistant reads the file from disk: a message saves unsaved text before it goes.
+    type_after(page, "Olivia", " and Sam")
+    llm.queue(Reply(text="Both names are there now."))
+    page.click("[data-testid=chat-toggle]")
+    page.fill("#composer-text", "Is the letter signed by both of us?")
+    page.click("[data-pane=chat] [data-testid=send]")
+    # The first message starts the draft's chat and brings the editor back with
+    # it, the chat still beside the editor.
+    answer = page.locator("[data-pane=chat] [data-testid=answer]", has_text="Both names")
+    answer.wait_for()
+    assert on_disk(letter, drafts_dir) == ORIGINAL.replace("Olivia", "Olivia and Sam")
+    assert page.locator("[data-testid=chat-toggle]").get_attribute("aria-pressed") == "true"
+    assert unsaved.count() == 0
+    assert console_errors == []
+
+
+def test_accept_all_writes_every_change_and_reject_all_writes_none(
+    page, console_errors, server, drafts_dir, letter
+):
+    from apps.drafts.services import proposal_create
+
+    first = off_the_loop(proposal_create, draft=letter, filename="letter.md", new_text=SUGGESTED)
+    sign_in(page, server)
+    open_editor(page, server, letter, f"?file=letter.md&proposal={first.pk}")
+    bar = page.locator("[data-testid=review-bar]")
+    message = page.locator("[data-message]")
+    bar.wait_for()
+    page.click("[data-review-all=accept]")
+    bar.wait_for(state="hidden")
+    assert "Applied 2 of 2 changes" in message.inner_text()
+    assert on_disk(letter, drafts_dir) == SUGGESTED
+    assert editor_text(page) == SUGGESTED
+    first.refresh_from_db()
+    assert first.status == "applied" and first.accepted == [0, 1]
+
+    # The next suggestion, all of it rejected: nothing is written.
+    second = off_the_loop(
+        proposal_create,
+        draft=letter,
+        filename="letter.md",
+        new_text=SUGGESTED.replace("Olivia", "Olivia Smith"),
+    )
+    open_editor(page, server, letter, f"?file=letter.md&proposal={second.pk}")
+    bar.wait_for()
+    assert page.locator(".drafts-tab[data-tab='letter.md'] .drafts-pending-mark").is_visible()
+    assert page.locator("[data-testid=review-progress]").inner_text() == "0 of 1 answered"
+    page.click("[data-review-all=reject]")
+    bar.wait_for(state="hidden")
+    assert "No change accepted" in message.inner_text()
+    assert on_disk(letter, drafts_dir) == SUGGESTED
+    second.refresh_from_db()
+    assert second.status == "discarded"
+    assert not page.locator(".drafts-tab[data-tab='letter.md'] .drafts-pending-mark").is_visible()
     assert console_errors == []

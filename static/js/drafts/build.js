@@ -1,0 +1,117 @@
+// Compile (.tex, latexmk) and Export PDF (.md, pandoc): the file is saved
+// first, the seconds count while the server works, and the result (a PDF in
+// the sandbox="" frame, a download link, or the error and its log) shows in
+// the preview panel. Results are kept per file for the page's lifetime.
+//
+// Exports:
+//   showBuild()   paint the active file's last result and the Text | PDF switch
+//   buildStart()  wire the Compile, Export and Text | PDF buttons
+import { effectiveSide, page, reviewing, state } from "./state.js";
+import { request } from "./http.js";
+import { save } from "./save.js";
+import { layout } from "./side.js";
+import { measureAnchors } from "./preview.js";
+
+export function showBuild() {
+  var previewFrame = page.previewFrame;
+  var pdfFrame = page.pdfFrame;
+  var pdfViews = page.pdfViews;
+  var buildOutput = page.buildOutput;
+  var result = state.active ? state.builds[state.active.name] : null;
+  var hasPdf = !!(result && result.ok && result.kind === "compile");
+  pdfViews.hidden = !hasPdf;
+  if (!hasPdf) state.previewView = "text";
+  previewFrame.hidden = state.previewView !== "text";
+  pdfFrame.hidden = state.previewView !== "pdf";
+  pdfViews.querySelectorAll("[data-preview-view]").forEach(function (button) {
+    button.setAttribute("aria-pressed", String(button.getAttribute("data-preview-view") === state.previewView));
+  });
+  if (hasPdf && pdfFrame.getAttribute("data-url") !== result.url) {
+    pdfFrame.setAttribute("data-url", result.url);
+    pdfFrame.src = result.url;
+  }
+  buildOutput.textContent = "";
+  buildOutput.hidden = !result;
+  if (!result) return;
+  if (result.ok) {
+    // Browsers may refuse to show a PDF in a frame this sandboxed (Chromium
+    // does): the download is always offered beside it.
+    var line = document.createElement("p");
+    line.textContent = (result.kind === "compile" ? "Compiled" : "PDF exported") + " in " + result.seconds + " s. ";
+    var link = document.createElement("a");
+    link.href = result.url + (result.kind === "compile" ? "&download=1" : "");
+    link.setAttribute("download", "");
+    link.setAttribute("data-testid", "download-pdf");
+    link.textContent = "Download the PDF";
+    line.appendChild(link);
+    buildOutput.appendChild(line);
+    return;
+  }
+  var error = document.createElement("p");
+  error.className = "drafts-build__error";
+  error.textContent = (result.kind === "compile" ? "Compiling failed" : "Exporting failed") +
+    (result.error ? ": " + result.error : ".");
+  buildOutput.appendChild(error);
+  if (result.log) {
+    var details = document.createElement("details");
+    details.open = true;
+    var summary = document.createElement("summary");
+    summary.textContent = "Log";
+    var pre = document.createElement("pre");
+    pre.textContent = result.log;
+    details.appendChild(summary);
+    details.appendChild(pre);
+    buildOutput.appendChild(details);
+  }
+}
+
+function build(kind, button) {
+  var tab = state.active;
+  if (!tab || button.disabled) return;
+  button.disabled = true;
+  // Save first, so the build never runs on text older than the screen.
+  save(tab).then(function (saved) {
+    if (!saved) {
+      button.disabled = false;
+      return;
+    }
+    var started = Date.now();
+    var label = kind === "compile" ? "Compiling… " : "Exporting… ";
+    function tick() { page.buildStatus.textContent = label + Math.floor((Date.now() - started) / 1000) + " s"; }
+    tick();
+    var timer = window.setInterval(tick, 250);
+    var url = kind === "compile" ? page.urls.urlCompile : page.urls.urlExport;
+    request(url, { method: "POST", body: { name: tab.name } }).then(function (r) {
+      window.clearInterval(timer);
+      button.disabled = false;
+      var result = r.ok ? r.data : { ok: false, error: r.data.error || "", log: "", seconds: 0 };
+      result.kind = kind;
+      state.builds[tab.name] = result;
+      page.buildStatus.textContent = result.ok
+        ? (kind === "compile" ? "Compiled" : "Exported") + " in " + result.seconds + " s"
+        : "";
+      if (tab !== state.active) return;
+      if (result.ok && kind === "compile") state.previewView = "pdf";
+      if (effectiveSide() !== "preview") {
+        state.side = "preview";
+        state.previewDuringReview = reviewing();
+        layout();
+      }
+      showBuild();
+    });
+  });
+}
+
+export function buildStart() {
+  page.pdfViews.querySelectorAll("[data-preview-view]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      state.previewView = button.getAttribute("data-preview-view");
+      showBuild();
+      if (state.previewView === "text") measureAnchors();
+    });
+  });
+  var compileButton = page.compileButton;
+  var exportButton = page.exportButton;
+  if (compileButton) compileButton.addEventListener("click", function () { build("compile", compileButton); });
+  if (exportButton) exportButton.addEventListener("click", function () { build("export", exportButton); });
+}

@@ -116,6 +116,7 @@ INSTALLED_APPS = [
     "apps.core",
     "apps.accounts",
     "apps.instance",
+    "apps.llm",
     "apps.library",
     "apps.chats",
     "apps.drafts",

@@ -65,7 +65,8 @@ class AssistantForm(forms.Form):
 
     def __init__(self, *args, user: User, **kwargs) -> None:
         from apps.instance.prompts import response_style_for
-        from apps.instance.selectors import instance_settings, models_for
+        from apps.instance.selectors import instance_settings
+        from apps.llm.selectors import models_for
 
         kwargs.setdefault(
             "initial",

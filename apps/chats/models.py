@@ -1,7 +1,7 @@
 """Chats and their messages.
 
 A message stores its part of the conversation as provider-neutral blocks
-(`apps.chats.transcript`), so a chat can switch model mid-way; the rendered
+(`apps.llm.transcript`), so a chat can switch model mid-way; the rendered
 answer, reasoning, tool activity and citations are kept beside them for the
 page. Only the owner can see a chat: every lookup goes through
 `selectors.get_chat_for`.

@@ -32,7 +32,7 @@ def conversation_context(user, chat: Chat | None) -> dict:
 
 def chat_page_context(user, chat: Chat | None) -> dict:
     """The chat page: the conversation plus the chat list and the model picker."""
-    from apps.instance.selectors import default_model_for, models_for
+    from apps.llm.selectors import default_model_for, models_for
 
     return {
         **conversation_context(user, chat),

@@ -27,7 +27,7 @@ from django.db import close_old_connections
 
 from apps.chats import citations, frames, setup, tools
 from apps.chats.models import Chat, Message, PendingAction
-from apps.chats.providers.base import (
+from apps.llm import (
     Finished,
     OpaqueBlock,
     ProviderError,

@@ -103,7 +103,7 @@ def mark_private(*, chat: Chat) -> bool:
 
 def set_model(*, user, chat: Chat, label: str) -> None:
     """Switch the chat's model. A private chat cannot move to a cloud model."""
-    from apps.instance.selectors import resolve_model
+    from apps.llm.selectors import resolve_model
 
     label = (label or "").strip()
     if label:

@@ -7,12 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 
-from django.conf import settings
 from django.utils import timezone
 
 from apps.chats.models import Chat, Message
-from apps.chats.providers.base import ProviderConfig
 from apps.core.errors import JarvisError
+from apps.llm import ProviderConfig, provider_config_for
 
 
 @dataclass
@@ -40,7 +39,7 @@ OWN_KNOWLEDGE = (
 
 
 def chosen_model(user, chat: Chat):
-    from apps.instance.selectors import default_model_for, resolve_model
+    from apps.llm.selectors import default_model_for, resolve_model
 
     if chat.model_label:
         return resolve_model(user, chat.model_label)
@@ -107,7 +106,6 @@ def load(answer_id: int) -> TurnSetup:
         return setup
     if model is None:
         return setup
-    connection = model.connection
     setup.model = model
     setup.cloud = bool(model.is_cloud)
     if chat.private and setup.cloud:
@@ -116,17 +114,11 @@ def load(answer_id: int) -> TurnSetup:
         )
         return setup
     try:
-        api_key = connection.api_key  # a key the current Fernet keys cannot read: a refusal
+        config = provider_config_for(model)  # a key the current Fernet keys cannot read: a refusal
     except JarvisError as exc:
         setup.refusal = str(exc)
         return setup
-    setup.config = ProviderConfig(
-        kind=connection.kind,
-        base_url=connection.base_url,
-        api_key=api_key,
-        model=model.model_id,
-        timeout=float(settings.CHAT_REQUEST_TIMEOUT_SECONDS),
-    )
+    setup.config = config
     setup.history = conversation(chat, before=question.pk if question else answer.pk)
     return setup
 

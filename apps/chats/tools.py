@@ -19,8 +19,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from apps.chats.providers.base import ToolSpec
 from apps.core.errors import JarvisError
+from apps.llm import ToolSpec
 
 LOCAL_ONLY_STOP = (
     "Everything that matches this question is in notes kept for local models only, so it "

@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 
 from apps.digest import config
 from apps.digest.models import DigestSettings
-from apps.instance.selectors import default_model_for, models_for
+from apps.llm.selectors import default_model_for, models_for
 
 
 class DigestSettingsForm(forms.Form):

@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 
 from asgiref.sync import async_to_sync
 
-from apps.chats.providers.base import ProviderConfig, ProviderError, TextDelta, stream_chat
 from apps.digest.papers import DigestFailed, Paper
+from apps.llm import ProviderConfig, ProviderError, TextDelta, stream_chat
 
 logger = logging.getLogger(__name__)
 

@@ -27,7 +27,6 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from apps.chats.providers.base import ProviderConfig
 from apps.core.errors import JarvisError, Refused
 from apps.digest import config as digest_config
 from apps.digest.formatting import by_tier, digest_markdown, title_for
@@ -37,7 +36,9 @@ from apps.digest.scoring import score_papers
 from apps.digest.selectors import last_success_at, may_run_digest
 from apps.digest.shelving import NotShelved, shelve_digest, shelve_full_text, shelve_summary
 from apps.instance.models import InstanceSettings, ModelEntry
-from apps.instance.selectors import default_model_for, instance_settings, resolve_model
+from apps.instance.selectors import instance_settings
+from apps.llm import ProviderConfig, provider_config_for
+from apps.llm.selectors import default_model_for, resolve_model
 
 logger = logging.getLogger(__name__)
 
@@ -253,16 +254,9 @@ def scoring_model(user, conf: DigestSettings) -> ModelEntry:
 
 def provider_config(model: ModelEntry) -> ProviderConfig:
     try:
-        api_key = model.connection.api_key
+        return provider_config_for(model, timeout=float(settings.DIGEST_MODEL_TIMEOUT_SECONDS))
     except JarvisError as exc:
         raise DigestFailed(f"the scoring model {model.label}: {exc}") from exc
-    return ProviderConfig(
-        kind=model.connection.kind,
-        base_url=model.connection.base_url,
-        api_key=api_key,
-        model=model.model_id,
-        timeout=float(settings.DIGEST_MODEL_TIMEOUT_SECONDS),
-    )
 
 
 def _file_target(user, conf: DigestSettings, day) -> tuple[Path, Path]:

@@ -1,23 +1,18 @@
-"""Instance configuration: the write path for LLM connections and the model catalogue."""
+"""Instance configuration: the write path for LLM connections and the model
+catalogue (checking a connection talks to it, so that lives in `apps.llm.services`)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
-from asgiref.sync import async_to_sync
 from django.contrib.auth.models import Group
 from django.db import transaction
 
 from apps.core import crypto
-from apps.core.errors import AlreadyExists, Refused
+from apps.core.errors import AlreadyExists
 from apps.instance.models import Connection, ModelEntry
-from apps.instance.selectors import instance_settings, models_for
-
-if TYPE_CHECKING:
-    from apps.accounts.models import User
+from apps.instance.selectors import instance_settings
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +91,7 @@ def model_add(
         if groups:
             entry.groups.set(groups)
         if default:
-            set_default_model(model=entry)
+            default_model_set(model=entry)
     logger.info("added model %s", entry.label)
     return entry
 
@@ -116,65 +111,8 @@ def models_add_found(*, connection: Connection, model_ids: Iterable[str]) -> lis
     return new
 
 
-def set_default_model(*, model: ModelEntry | None) -> None:
+def default_model_set(*, model: ModelEntry | None) -> None:
     """The instance default (None clears it)."""
     settings = instance_settings()
     settings.default_model = model
     settings.save(update_fields=["default_model"])
-
-
-def set_user_default_model(*, user: User, model: ModelEntry | None) -> None:
-    """A person's own default; Refused unless they may use it."""
-    if model is not None and not models_for(user).filter(pk=model.pk).exists():
-        raise Refused(f"the model {model.label!r} is not available to you")
-    user.default_model = model
-    user.save(update_fields=["default_model"])
-
-
-# --- Checking an endpoint
-
-
-@dataclass
-class CheckResult:
-    ok: bool
-    models: list[str] = field(default_factory=list)
-    error: str = ""
-
-
-def _model_name(item: Any) -> str:
-    if isinstance(item, str):
-        return item
-    for attribute in ("id", "model_id", "name"):
-        value = getattr(item, attribute, None)
-        if isinstance(value, str):
-            return value
-    return str(item)
-
-
-def check_connection(connection: Connection) -> CheckResult:
-    """Ask the endpoint which models it serves. Never raises for an endpoint
-    failure and never lets the key into the error text."""
-    # Imported here: the providers live in the chats app, which imports this one.
-    from apps.chats.providers import list_models
-    from apps.chats.providers.base import ProviderConfig, ProviderError, redact
-
-    try:
-        api_key = connection.api_key
-    except crypto.SecretUndecryptable as exc:
-        return CheckResult(ok=False, error=str(exc))
-    config = ProviderConfig(
-        kind=connection.kind, base_url=connection.base_url, api_key=api_key, model=""
-    )
-    try:
-        found = async_to_sync(list_models)(config)
-    except ProviderError as exc:
-        # Already redacted by the provider; once more costs nothing.
-        error = redact(exc.message or str(exc), [api_key])
-    except Exception as exc:  # an unexpected failure still becomes a message, logged below
-        error = redact(f"{type(exc).__name__}: {exc}", [api_key])
-    else:
-        models = sorted({_model_name(item) for item in found})
-        logger.info("checked connection %s: %d models", connection, len(models))
-        return CheckResult(ok=True, models=models)
-    logger.warning("check of connection %s failed: %s", connection, error)
-    return CheckResult(ok=False, error=error)

@@ -13,8 +13,7 @@ import traceback
 import httpx
 import pytest
 
-from apps.chats import transcript as t
-from apps.chats.providers import (
+from apps.llm import (
     Finished,
     OpaqueBlock,
     ProviderConfig,
@@ -30,7 +29,8 @@ from apps.chats.providers import (
     redact,
     stream_chat,
 )
-from apps.chats.providers.openai import ThinkSplitter
+from apps.llm import transcript as t
+from apps.llm.openai import ThinkSplitter
 from tests.fakes.llm import FakeAnthropic, FakeOpenAI, Reply
 
 KEY = "sk-test-0123456789-SECRET-abcdef"
@@ -554,12 +554,6 @@ def test_an_answer_that_is_not_a_stream():
     events, error = asyncio.run(scenario())
     assert events == []
     assert error.message == "mock answered without streaming: streaming is disabled on this proxy"
-
-
-def test_the_dispatch_is_importable_from_base_too():
-    from apps.chats.providers import base
-
-    assert base.stream_chat is stream_chat and base.list_models is list_models
 
 
 def test_an_error_inside_the_stream(server):

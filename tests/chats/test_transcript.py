@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
-from apps.chats import transcript as t
+from apps.llm import transcript as t
 
 CLAUDE = "claude-test-1"
 THINKING = {"type": "thinking", "thinking": "The log is the source.", "signature": "c2ln"}

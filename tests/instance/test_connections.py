@@ -16,12 +16,9 @@ from apps.core import crypto
 from apps.core.errors import AlreadyExists, Refused
 from apps.instance import services
 from apps.instance.models import Connection, ModelEntry
-from apps.instance.selectors import (
-    default_model_for,
-    instance_settings,
-    models_for,
-    resolve_model,
-)
+from apps.instance.selectors import instance_settings
+from apps.llm.selectors import default_model_for, models_for, resolve_model
+from apps.llm import services as llm_services
 from tests.instance.conftest import CLOUD_KEY
 
 
@@ -139,8 +136,8 @@ def test_model_add_with_default_sets_the_instance_default(local):
 
 
 def test_deleting_a_model_clears_defaults_that_point_at_it(owner, llama):
-    services.set_default_model(model=llama)
-    services.set_user_default_model(user=owner, model=llama)
+    services.default_model_set(model=llama)
+    llm_services.user_default_model_set(user=owner, model=llama)
     llama.delete()
     owner.refresh_from_db()
     assert owner.default_model is None and instance_settings().default_model is None
@@ -207,23 +204,23 @@ def test_an_unknown_location_value_is_treated_as_cloud(owner, llama, local):
 
 def test_default_model_for_falls_back(owner, llama, claude, local):
     assert default_model_for(owner) is None
-    services.set_default_model(model=llama)
+    services.default_model_set(model=llama)
     assert default_model_for(owner) == llama
     qwen = services.model_add(connection=local, model_id="qwen3")
-    services.set_user_default_model(user=owner, model=qwen)
+    llm_services.user_default_model_set(user=owner, model=qwen)
     assert default_model_for(owner) == qwen
     # Their own default is switched off: back to the instance default.
     ModelEntry.objects.filter(pk=qwen.pk).update(enabled=False)
     assert default_model_for(owner) == llama
     # The instance default is cloud and they may not use it: nothing.
-    services.set_default_model(model=claude)
+    services.default_model_set(model=claude)
     assert default_model_for(owner) is None
     assert default_model_for(grant_cloud(owner)) == claude
 
 
 def test_a_person_cannot_pick_a_default_they_may_not_use(owner, claude):
     with pytest.raises(Refused):
-        services.set_user_default_model(user=owner, model=claude)
+        llm_services.user_default_model_set(user=owner, model=claude)
 
 
 # --- Resolving a label
@@ -409,9 +406,9 @@ def test_check_connection_passes_the_connection_and_sorts_ids(monkeypatch, cloud
         seen.append(config)
         return ["b-model", "a-model", "b-model"]
 
-    monkeypatch.setattr("apps.chats.providers.list_models", list_models)
-    result = services.check_connection(cloud)
-    assert result == services.CheckResult(ok=True, models=["a-model", "b-model"], error="")
+    monkeypatch.setattr("apps.llm.services.list_models", list_models)
+    result = llm_services.connection_check(connection=cloud)
+    assert result == llm_services.CheckResult(ok=True, models=["a-model", "b-model"], error="")
     (config,) = seen
     assert (config.kind, config.base_url, config.api_key, config.model) == (
         "openai",
@@ -422,7 +419,7 @@ def test_check_connection_passes_the_connection_and_sorts_ids(monkeypatch, cloud
 
 
 def test_a_failed_check_never_shows_the_key(monkeypatch, cloud, caplog):
-    from apps.chats.providers.base import ProviderError
+    from apps.llm import ProviderError
 
     async def provider_error(config):
         raise ProviderError(f"401 from endpoint: bad key {config.api_key}")
@@ -431,9 +428,9 @@ def test_a_failed_check_never_shows_the_key(monkeypatch, cloud, caplog):
         raise RuntimeError(f"headers={{'Authorization': 'Bearer {config.api_key}'}}")
 
     for failing in (provider_error, crash):
-        monkeypatch.setattr("apps.chats.providers.list_models", failing)
+        monkeypatch.setattr("apps.llm.services.list_models", failing)
         with caplog.at_level(logging.INFO):
-            result = services.check_connection(cloud)
+            result = llm_services.connection_check(connection=cloud)
         assert not result.ok and result.models == []
         assert CLOUD_KEY not in result.error and "[redacted]" in result.error
         assert CLOUD_KEY not in caplog.text
@@ -443,7 +440,7 @@ def test_the_admin_check_action_reports_models(monkeypatch, admin_client, cloud)
     async def list_models(config):
         return [f"m{i:02}" for i in range(45)]
 
-    monkeypatch.setattr("apps.chats.providers.list_models", list_models)
+    monkeypatch.setattr("apps.llm.services.list_models", list_models)
     response = admin_client.post(
         "/admin/instance/connection/",
         {"action": "check_connections", "_selected_action": [cloud.pk]},
@@ -458,7 +455,7 @@ def test_the_admin_add_found_models_action(monkeypatch, admin_client, local, lla
     async def list_models(config):
         return ["llama3.1:8b", "qwen3:32b", "gemma3"]
 
-    monkeypatch.setattr("apps.chats.providers.list_models", list_models)
+    monkeypatch.setattr("apps.llm.services.list_models", list_models)
     admin_client.post(
         "/admin/instance/connection/",
         {"action": "add_found_models", "_selected_action": [local.pk]},
@@ -508,5 +505,5 @@ def test_check_connection_reports_an_endpoint_that_is_down(db):
     made = services.connection_create(
         name="down", kind="openai", base_url=f"http://127.0.0.1:{free_port()}/v1", location="local"
     )
-    result = services.check_connection(made)
+    result = llm_services.connection_check(connection=made)
     assert not result.ok and result.error and result.models == []

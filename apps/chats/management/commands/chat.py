@@ -54,7 +54,7 @@ class Command(BaseCommand):
             if chat is not None and options["model"]:
                 services.set_model(user=user, chat=chat, label=options["model"])
             if options["model"] and chat is None:
-                from apps.instance.selectors import resolve_model
+                from apps.llm.selectors import resolve_model
 
                 resolve_model(user, options["model"])  # refuse before creating a chat
             chat, _question, answer = services.start_turn(

@@ -30,28 +30,26 @@ What the servers disagree on, and how it is read:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import secrets
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from apps.chats.providers import base
-from apps.chats.providers.base import (
+from apps.llm.config import ProviderConfig, ToolSpec
+from apps.llm.errors import ProviderError, checked_key, logged, redact, secrets_of
+from apps.llm.events import (
     Event,
     Finished,
-    ProviderConfig,
     ReasoningDelta,
     TextDelta,
     ToolCall,
     ToolCallStarted,
-    ToolSpec,
     Usage,
 )
-from apps.chats.transcript import Turn, to_openai
+from apps.llm.http import SseEvent, WireRequest, cut_off, get_json, merge_extra, parse_json_event
+from apps.llm.transcript import Turn, to_openai
 
 OPEN_TAG = "<think>"
 CLOSE_TAG = "</think>"
@@ -133,7 +131,7 @@ class _Call:
     started: bool = False
 
 
-class _Stream:
+class Stream:
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config
         self.splitter = ThinkSplitter()
@@ -143,11 +141,12 @@ class _Stream:
         self.finish_reason: str | None = None
         self.done = False
 
-    def feed(self, data: str) -> list[Event]:
+    def feed(self, event: SseEvent) -> list[Event]:
+        data = event.data
         if data.strip() == "[DONE]":
             self.done = True
             return []
-        chunk = base.parse_json_event(self.config, data)
+        chunk = parse_json_event(self.config, data)
         if not isinstance(chunk, dict):
             return []
         if chunk.get("error"):
@@ -204,7 +203,7 @@ class _Stream:
             call.id = f"call_{call.index}_{secrets.token_hex(6)}"
         self.ids.add(call.id)
 
-    def _stream_error(self, error: Any) -> base.ProviderError:
+    def _stream_error(self, error: Any) -> ProviderError:
         status: int | None = None
         message = error
         if isinstance(error, dict):
@@ -214,14 +213,18 @@ class _Stream:
         retryable = status is None or status == 429 or status >= 500
         text = f"{self.config.host} reported an error mid-reply"
         text += f" (HTTP {status})" if status else ""
-        error = base.ProviderError(
-            base.redact(f"{text}: {message}", base.secrets_of(self.config)),
+        error = ProviderError(
+            redact(f"{text}: {message}", secrets_of(self.config)),
             status=status,
             retryable=retryable,
         )
-        return base.logged(self.config, error)
+        return logged(self.config, error)
 
     def finish(self) -> list[Event]:
+        """The events held back until the end; a stream that ended with neither
+        [DONE] nor a finish_reason was cut off."""
+        if not self.done and self.finish_reason is None:
+            raise cut_off(self.config)
         events = self.splitter.finish()
         for index in sorted(self.calls):
             call = self.calls[index]
@@ -248,7 +251,7 @@ def _float(value: Any) -> float | None:
     return None
 
 
-def _is_waiting(event: base.SseEvent) -> bool:
+def is_waiting(event: SseEvent) -> bool:
     """An envelope chunk (the role, an empty content) is not the first token yet."""
     try:
         chunk = json.loads(event.data)
@@ -269,7 +272,7 @@ def _is_waiting(event: base.SseEvent) -> bool:
 
 def _headers(config: ProviderConfig) -> dict[str, str]:
     headers = {"Accept": "text/event-stream"}
-    key = base.checked_key(config)
+    key = checked_key(config)
     if key:
         headers["Authorization"] = f"Bearer {key}"
     return headers
@@ -299,38 +302,17 @@ def request_body(
             }
             for t in tools
         ]
-    return base.merge_extra(body, config)
+    return merge_extra(body, config)
 
 
-async def stream_chat(
-    config: ProviderConfig,
-    *,
-    system: str,
-    turns: list[Turn],
-    tools: list[ToolSpec],
-    client: httpx.AsyncClient | None = None,
-) -> AsyncIterator[Event]:
-    headers = _headers(config)
-    url = config.base_url.rstrip("/") + "/chat/completions"
-    stream = _Stream(config)
-    events = base.post_sse(
-        config,
-        url,
-        headers=headers,
+def request(
+    config: ProviderConfig, *, system: str, turns: list[Turn], tools: list[ToolSpec]
+) -> WireRequest:
+    return WireRequest(
+        url=config.base_url.rstrip("/") + "/chat/completions",
+        headers=_headers(config),
         body=request_body(config, system=system, turns=turns, tools=tools),
-        client=client,
-        waiting=_is_waiting,
     )
-    async with contextlib.aclosing(events):
-        async for event in events:
-            for out in stream.feed(event.data):
-                yield out
-            if stream.done:
-                break
-    if not stream.done and stream.finish_reason is None:
-        raise base.cut_off(config)
-    for out in stream.finish():
-        yield out
 
 
 async def list_models(
@@ -341,16 +323,16 @@ async def list_models(
     headers = {k: v for k, v in _headers(config).items() if k != "Accept"}
     base_url = config.base_url.rstrip("/")
     try:
-        data = await base.get_json(config, base_url + "/models", headers=headers, client=client)
+        data = await get_json(config, base_url + "/models", headers=headers, client=client)
         entries = data.get("data") if isinstance(data, dict) else None
         return _names(entries, "id")
-    except base.ProviderError as first:
+    except ProviderError as first:
         if first.status != 404:
             raise
         root = base_url.removesuffix("/v1")
         try:
-            data = await base.get_json(config, root + "/api/tags", headers=headers, client=client)
-        except base.ProviderError:
+            data = await get_json(config, root + "/api/tags", headers=headers, client=client)
+        except ProviderError:
             raise first from None
         return _names(data.get("models") if isinstance(data, dict) else None, "name")
 

@@ -25,29 +25,26 @@ had arrived. Anthropic reports no cost, so Usage.cost is None.
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
-from apps.chats.providers import base
-from apps.chats.providers.base import (
+from apps.llm.config import ProviderConfig, ToolSpec
+from apps.llm.errors import ProviderError, checked_key, logged, redact, secrets_of
+from apps.llm.events import (
     Event,
     Finished,
     OpaqueBlock,
-    ProviderConfig,
     ReasoningDelta,
-    SseEvent,
     TextDelta,
     ToolCall,
     ToolCallStarted,
-    ToolSpec,
     Usage,
 )
-from apps.chats.transcript import Turn, to_anthropic
+from apps.llm.http import SseEvent, WireRequest, cut_off, get_json, merge_extra, parse_json_event
+from apps.llm.transcript import Turn, to_anthropic
 
 API_VERSION = "2023-06-01"
 
@@ -81,7 +78,7 @@ class _Block:
     start: dict[str, Any] = field(default_factory=dict)
 
 
-class _Stream:
+class Stream:
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config
         self.blocks: dict[int, _Block] = {}
@@ -91,7 +88,7 @@ class _Stream:
         self.done = False
 
     def feed(self, sse: SseEvent) -> list[Event]:
-        event = base.parse_json_event(self.config, sse.data)
+        event = parse_json_event(self.config, sse.data)
         if not isinstance(event, dict):
             return []
         kind = event.get("type") or sse.event
@@ -170,6 +167,12 @@ class _Stream:
         events.append(Finished(STOP_REASONS.get(reason, reason)))
         return events
 
+    def finish(self) -> list[Event]:
+        """A stream that ended without message_stop was cut off."""
+        if not self.done:
+            raise cut_off(self.config)
+        return []
+
     def _on_error(self, event: dict[str, Any]) -> list[Event]:
         error = event.get("error") or {}
         kind = str(error.get("type", "error"))
@@ -178,12 +181,12 @@ class _Stream:
         message = (
             f"{self.config.host} reported an error mid-reply ({kind}): {error.get('message', '')}"
         )
-        error = base.ProviderError(
-            base.redact(message.strip().rstrip(":"), base.secrets_of(self.config)),
+        error = ProviderError(
+            redact(message.strip().rstrip(":"), secrets_of(self.config)),
             status=status,
             retryable=retryable,
         )
-        raise base.logged(self.config, error)
+        raise logged(self.config, error)
 
     def _count(self, usage: Any) -> None:
         if not isinstance(usage, dict):
@@ -199,7 +202,7 @@ class _Stream:
             self.output_tokens = usage["output_tokens"]
 
 
-def _is_waiting(event: SseEvent) -> bool:
+def is_waiting(event: SseEvent) -> bool:
     # The first token is the first content, not the envelope or a keep-alive.
     if event.event:
         return event.event in ("ping", "message_start")
@@ -212,7 +215,7 @@ def _root(config: ProviderConfig) -> str:
 
 def _headers(config: ProviderConfig) -> dict[str, str]:
     headers = {"anthropic-version": API_VERSION}
-    key = base.checked_key(config)
+    key = checked_key(config)
     if key:
         headers["x-api-key"] = key
     return headers
@@ -234,35 +237,17 @@ def request_body(
             {"name": t.name, "description": t.description, "input_schema": t.parameters}
             for t in tools
         ]
-    return base.merge_extra(body, config)
+    return merge_extra(body, config)
 
 
-async def stream_chat(
-    config: ProviderConfig,
-    *,
-    system: str,
-    turns: list[Turn],
-    tools: list[ToolSpec],
-    client: httpx.AsyncClient | None = None,
-) -> AsyncIterator[Event]:
-    headers = {**_headers(config), "Accept": "text/event-stream"}
-    stream = _Stream(config)
-    events = base.post_sse(
-        config,
-        _root(config) + "/v1/messages",
-        headers=headers,
+def request(
+    config: ProviderConfig, *, system: str, turns: list[Turn], tools: list[ToolSpec]
+) -> WireRequest:
+    return WireRequest(
+        url=_root(config) + "/v1/messages",
+        headers={**_headers(config), "Accept": "text/event-stream"},
         body=request_body(config, system=system, turns=turns, tools=tools),
-        client=client,
-        waiting=_is_waiting,
     )
-    async with contextlib.aclosing(events):
-        async for event in events:
-            for out in stream.feed(event):
-                yield out
-            if stream.done:
-                break
-    if not stream.done:
-        raise base.cut_off(config)
 
 
 async def list_models(
@@ -274,7 +259,7 @@ async def list_models(
     for _ in range(20):  # 20 pages of 1000: far beyond any real catalogue
         params = {"limit": 1000, **({"after_id": after} if after else {})}
         url = str(httpx.URL(_root(config) + "/v1/models", params=params))
-        data = await base.get_json(config, url, headers=_headers(config), client=client)
+        data = await get_json(config, url, headers=_headers(config), client=client)
         entries = data.get("data") if isinstance(data, dict) else None
         for entry in entries if isinstance(entries, list) else []:
             name = entry.get("id") if isinstance(entry, dict) else None

@@ -4,7 +4,7 @@ A chat's history is stored in one shape whatever model produced it, so a chat
 can move to another model mid-way (privacy rules permitting) and nothing has to
 be rewritten. It is converted at the wire, on every request, by `to_openai` or
 `to_anthropic`; nothing converts back, because the providers emit neutral
-events (see `apps.chats.providers`) that are folded straight into blocks.
+events (see `apps.llm`) that are folded straight into blocks.
 
 Everything is plain JSON (dicts, lists, strings), so it round-trips through a
 JSONField unchanged.

@@ -1,0 +1,134 @@
+"""The model layer every app uses: one streamed call, two wire formats.
+
+    config = provider_config_for(model_entry)          # or ProviderConfig(kind=…, …)
+    builder = ReplyBuilder()
+    async with contextlib.aclosing(stream_chat(config, system=..., turns=..., tools=...)) as events:
+        async for event in events:      # TextDelta, ReasoningDelta, ToolCallStarted,
+            builder.feed(event)         # ToolCall, OpaqueBlock, Usage, Finished
+    turns.append(builder.turn())
+
+`kind` "openai" is any OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM
+Studio, OpenRouter, OpenAI); "anthropic" is Anthropic's Messages API. Failures
+are `ProviderError` (readable, key redacted, `.status`, `.retryable`). Stop a
+reply by cancelling the task that iterates: the HTTP stream closes at once.
+Iterating under `contextlib.aclosing` also closes it promptly when you `break`.
+
+Modules: `config` (ProviderConfig, ToolSpec, provider_config_for), `events`
+(what a reply streams as), `errors` (ProviderError, redaction), `http` (the one
+HTTP path), `openai` / `anthropic` (the wire formats: a request and a Stream
+that turns server-sent events into events), `transcript` (the provider-neutral
+conversation), `selectors` (which models a person may use), `services`
+(checking a connection). This package imports no app above it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from types import ModuleType
+
+import httpx
+
+from apps.llm import anthropic, openai
+from apps.llm.config import ProviderConfig, ToolSpec, provider_config_for
+from apps.llm.errors import ProviderError, redact
+from apps.llm.events import (
+    Event,
+    Finished,
+    OpaqueBlock,
+    ReasoningDelta,
+    ReplyBuilder,
+    TextDelta,
+    ToolCall,
+    ToolCallStarted,
+    Usage,
+)
+from apps.llm.http import post_sse
+from apps.llm.transcript import Turn
+
+ADAPTERS: dict[str, ModuleType] = {"openai": openai, "anthropic": anthropic}
+KINDS = tuple(ADAPTERS)
+
+
+def adapter_for(config: ProviderConfig) -> ModuleType:
+    adapter = ADAPTERS.get(config.kind)
+    if adapter is None:
+        raise ProviderError(
+            f'unknown provider kind "{config.kind}" (expected one of {", ".join(KINDS)})'
+        )
+    return adapter
+
+
+def stream_chat(
+    config: ProviderConfig,
+    *,
+    system: str,
+    turns: list[Turn],
+    tools: list[ToolSpec],
+    client: httpx.AsyncClient | None = None,
+) -> AsyncIterator[Event]:
+    """The reply to `turns` as a stream of events, ending with Usage (when the
+    server reports it) and Finished; ProviderError when it fails. The request
+    is made when iteration starts; cancelling the iterating task closes it.
+    `client`: a shared httpx.AsyncClient (its own timeouts then apply to the
+    network; `config.timeout` still bounds the wait for the first token). By
+    default each call makes its own client."""
+    adapter = adapter_for(config)  # an unknown kind fails here, before any iteration
+    return _events(adapter, config, system=system, turns=turns, tools=tools, client=client)
+
+
+async def _events(
+    adapter: ModuleType,
+    config: ProviderConfig,
+    *,
+    system: str,
+    turns: list[Turn],
+    tools: list[ToolSpec],
+    client: httpx.AsyncClient | None,
+) -> AsyncIterator[Event]:
+    request = adapter.request(config, system=system, turns=turns, tools=tools)
+    stream = adapter.Stream(config)
+    events = post_sse(
+        config,
+        request.url,
+        headers=request.headers,
+        body=request.body,
+        client=client,
+        waiting=adapter.is_waiting,
+    )
+    async with contextlib.aclosing(events):
+        async for event in events:
+            for out in stream.feed(event):
+                yield out
+            if stream.done:
+                break
+    for out in stream.finish():
+        yield out
+
+
+async def list_models(
+    config: ProviderConfig, *, client: httpx.AsyncClient | None = None
+) -> list[str]:
+    """The model ids the server offers, in its order (see each adapter for the endpoints)."""
+    return await adapter_for(config).list_models(config, client=client)
+
+
+__all__ = [
+    "KINDS",
+    "Event",
+    "Finished",
+    "OpaqueBlock",
+    "ProviderConfig",
+    "ProviderError",
+    "ReasoningDelta",
+    "ReplyBuilder",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallStarted",
+    "ToolSpec",
+    "Usage",
+    "list_models",
+    "provider_config_for",
+    "redact",
+    "stream_chat",
+]

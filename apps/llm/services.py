@@ -1,0 +1,74 @@
+"""Writes that need the model layer: checking a connection (asking the
+endpoint which models it serves) and a person's own default model (only one
+they may use)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from asgiref.sync import async_to_sync
+
+from apps.core import crypto
+from apps.core.errors import Refused
+from apps.instance.models import Connection, ModelEntry
+from apps.llm import list_models
+from apps.llm.config import ProviderConfig
+from apps.llm.errors import ProviderError, redact
+from apps.llm.selectors import models_for
+
+if TYPE_CHECKING:
+    from apps.accounts.models import User
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class CheckResult:
+    ok: bool
+    models: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+def _model_name(item: Any) -> str:
+    if isinstance(item, str):
+        return item
+    for attribute in ("id", "model_id", "name"):
+        value = getattr(item, attribute, None)
+        if isinstance(value, str):
+            return value
+    return str(item)
+
+
+def connection_check(*, connection: Connection) -> CheckResult:
+    """Ask the endpoint which models it serves. Never raises for an endpoint
+    failure and never lets the key into the error text."""
+    try:
+        api_key = connection.api_key
+    except crypto.SecretUndecryptable as exc:
+        return CheckResult(ok=False, error=str(exc))
+    config = ProviderConfig(
+        kind=connection.kind, base_url=connection.base_url, api_key=api_key, model=""
+    )
+    try:
+        found = async_to_sync(list_models)(config)
+    except ProviderError as exc:
+        # Already redacted by the provider; once more costs nothing.
+        error = redact(exc.message or str(exc), [api_key])
+    except Exception as exc:  # an unexpected failure still becomes a message, logged below
+        error = redact(f"{type(exc).__name__}: {exc}", [api_key])
+    else:
+        models = sorted({_model_name(item) for item in found})
+        logger.info("checked connection %s: %d models", connection, len(models))
+        return CheckResult(ok=True, models=models)
+    logger.warning("check of connection %s failed: %s", connection, error)
+    return CheckResult(ok=False, error=error)
+
+
+def user_default_model_set(*, user: User, model: ModelEntry | None) -> None:
+    """A person's own default; Refused unless they may use it."""
+    if model is not None and not models_for(user).filter(pk=model.pk).exists():
+        raise Refused(f"the model {model.label!r} is not available to you")
+    user.default_model = model
+    user.save(update_fields=["default_model"])

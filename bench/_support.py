@@ -49,6 +49,10 @@ class Instance:
 
     def setup(self, user: str = "bench") -> None:
         self.manage("migrate", "--noinput", "-v", "0")
+        self.add_user(user)
+
+    def add_user(self, user: str) -> None:
+        """A household member (`users add` puts people in the household group)."""
         self.manage("users", "add", user, "--password-stdin", input=BENCH_PASSWORD + "\n")
 
     def json_lines(self, *args: str) -> list[dict]:

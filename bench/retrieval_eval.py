@@ -1,10 +1,10 @@
-"""Retrieval on the external version-aware-rag benchmark (a fictional vault and
-45 golden questions; see its SCORING.md).
+"""Retrieval quality on two corpora, each ingested into its own throwaway Jarvis.
 
-Ingests the vault into a throwaway Jarvis (`personal/` private and unversioned,
-as the benchmark's config.yaml marks it; `skip/` is skipped by Jarvis's own
-rule), runs every question through `kb search --limit 5` in auto mode, and
-prints:
+**seed**: the external version-aware-rag benchmark (a fictional vault and 45
+golden questions; see its SCORING.md). The vault is one source (`personal/`
+private and unversioned, as the benchmark's config.yaml marks it; `skip/` is
+skipped by Jarvis's own rule); every question runs through `kb search
+--limit 5` in auto mode. Prints:
 
 - source found@5: a question is a hit when any returned passage's path equals
   one of its expected sources exactly (duplicate copies do not count);
@@ -13,18 +13,42 @@ prints:
 - for current-state questions, in `present` mode: whether the latest version of
   every family outranks every older version of it.
 
-    .venv/bin/python bench/retrieval_eval.py [BENCHMARK_DIR] [--verbose]
+**household**: our own corpus, `bench/corpora/household/` (three people, a
+shared household folder, generated PDFs with highlights; see its README.md).
+The people, their household membership and their sources are created with
+`manage.py users add` and `kb sources add` (each person's vault local-only
+with private dir `private`, shared as the corpus says), synced with `kb sync`,
+and each question is searched as the person who asks it (`kb search --user`,
+auto mode, the product's default). Prints:
+
+- source found@5 overall and per category (questions with no expected source
+  are scored for leaks only);
+- latest-first, on questions with superseded sources: a hit whose best-ranked
+  expected source is above every superseded (older) version in the top 5;
+  and on how many an older version was in the top 5 at all;
+- leaked passages: any passage from a document the asking person may not see
+  by the corpus's own rules (another person's private folder, Hana's unshared
+  vault), which includes every `forbidden_sources` entry. Must be 0;
+- the misses.
+
+    .venv/bin/python bench/retrieval_eval.py [BENCHMARK_DIR] [--corpus seed|household|both]
+                                             [--verbose] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import shutil
+import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from _support import DEFAULT_BENCHMARK, Instance
+from _support import DEFAULT_BENCHMARK, ROOT, Instance
+
+HOUSEHOLD = ROOT / "bench" / "corpora" / "household"
 
 
 def main() -> None:
@@ -32,52 +56,63 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("benchmark", nargs="?", type=Path, default=DEFAULT_BENCHMARK)
+    parser.add_argument("--corpus", choices=["seed", "household", "both"], default="both")
     parser.add_argument(
         "--verbose", action="store_true", help="print each miss with what came back"
     )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     parser.add_argument("--limit", type=int, default=5)
     args = parser.parse_args()
 
-    vault = (args.benchmark / "vault").resolve()
-    questions = json.loads((args.benchmark / "golden_questions.json").read_text())
-    instance = Instance(vaults_root=vault.parent)
-    instance.setup()
-    instance.manage(
-        "kb",
-        "sources",
-        "add",
-        "--owner",
-        "bench",
-        "--name",
-        "vault",
-        "--path",
-        str(vault),
-        "--private-dir",
-        "personal",
-        "--unversioned-dir",
-        "personal",
-    )
-    sync = json.loads(instance.manage("kb", "sync", "--json"))
-    print(
-        f"ingested {sync['seen']} files ({sync['added']} added, {len(sync['failed'])} failed), "
-        f"{sync['chunks_embedded']} chunks in {sync['seconds']:.1f}s"
-    )
+    say = (lambda *a, **k: None) if args.json else print
+    report = {}
+    if args.corpus in ("seed", "both"):
+        say("== seed benchmark (version-aware-rag) ==")
+        report["seed"] = seed_eval(args.benchmark, limit=args.limit, verbose=args.verbose, say=say)
+    if args.corpus in ("household", "both"):
+        say("\n== household corpus (bench/corpora/household) ==")
+        report["household"] = household_eval(limit=args.limit, verbose=args.verbose, say=say)
+    if args.json:
+        print(json.dumps(report, indent=2))
 
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
-        handle.write("\n".join(q["question"] for q in questions) + "\n")
-        queries = handle.name
-    common = [
-        "kb",
-        "search",
-        "--user",
-        "bench",
-        "--limit",
-        str(args.limit),
-        "--queries-file",
-        queries,
-    ]
-    auto = instance.json_lines(*common)
-    present = instance.json_lines(*common, "--mode", "present")
+
+# --- seed ----------------------------------------------------------------------
+
+
+def seed_eval(benchmark: Path, *, limit: int, verbose: bool, say) -> dict:
+    vault = (benchmark / "vault").resolve()
+    if not vault.is_dir():
+        raise SystemExit(f"no benchmark vault at {vault}: give BENCHMARK_DIR or --corpus household")
+    questions = json.loads((benchmark / "golden_questions.json").read_text())
+    instance = Instance(vaults_root=vault.parent)
+    try:
+        instance.setup()
+        instance.manage(
+            "kb",
+            "sources",
+            "add",
+            "--owner",
+            "bench",
+            "--name",
+            "vault",
+            "--path",
+            str(vault),
+            "--private-dir",
+            "personal",
+            "--unversioned-dir",
+            "personal",
+        )
+        sync = json.loads(instance.manage("kb", "sync", "--json"))
+        say(
+            f"ingested {sync['seen']} files ({sync['added']} added, {len(sync['failed'])} failed), "
+            f"{sync['chunks_embedded']} chunks in {sync['seconds']:.1f}s"
+        )
+        queries = _queries_file(instance, "seed", [q["question"] for q in questions])
+        common = ["kb", "search", "--user", "bench", "--limit", str(limit), "--queries-file"]
+        auto = instance.json_lines(*common, str(queries))
+        present = instance.json_lines(*common, str(queries), "--mode", "present")
+    finally:
+        shutil.rmtree(instance.data_dir, ignore_errors=True)
 
     hits: dict[str, list[bool]] = defaultdict(list)
     misses = []
@@ -91,45 +126,60 @@ def main() -> None:
             misses.append((question, answer))
 
     scored = [h for values in hits.values() for h in values]
-    print(
-        f"\nsource found@{args.limit}: {sum(scored)}/{len(scored)} = {100 * sum(scored) / len(scored):.1f}%"
+    say(
+        f"\nsource found@{limit}: {sum(scored)}/{len(scored)} = {100 * sum(scored) / len(scored):.1f}%"
     )
     for category, values in sorted(hits.items()):
-        print(
+        say(
             f"  {category:<24} {sum(values)}/{len(values)} = {100 * sum(values) / len(values):.1f}%"
         )
 
-    print("\ncurrent-state questions, present mode: latest outranks every older version")
+    say("\ncurrent-state questions, present mode: latest outranks every older version")
     all_ok = True
+    current_state = []
     for question, answer in zip(questions, present, strict=True):
         if question["category"] != "current_state_temporal":
             continue
         ok, detail = latest_outranks_older(answer["results"])
         all_ok &= ok
-        print(f"  Q{question['id']:<3} {'yes' if ok else 'NO '} {detail}  — {question['question']}")
-    print(f"  all: {'yes' if all_ok else 'no'}")
+        current_state.append({"id": question["id"], "ok": ok, "detail": detail})
+        say(f"  Q{question['id']:<3} {'yes' if ok else 'NO '} {detail}  — {question['question']}")
+    say(f"  all: {'yes' if all_ok else 'no'}")
 
     modes = defaultdict(int)
     for answer in auto:
         modes[answer["mode"]] += 1
-    print(f"\nauto mode chose: {dict(modes)}")
+    say(f"\nauto mode chose: {dict(modes)}")
+    misclassified = []
     for question, answer in zip(questions, auto, strict=True):
         expected = {"current_state_temporal": "present", "historical_change": "history"}.get(
             question["category"]
         )
         if expected and answer["mode"] != expected:
-            print(f"  Q{question['id']} ({question['category']}) classified {answer['mode']}")
+            misclassified.append(question["id"])
+            say(f"  Q{question['id']} ({question['category']}) classified {answer['mode']}")
 
     if misses:
-        print("\nmisses:")
+        say("\nmisses:")
         for question, answer in misses:
-            print(f"  Q{question['id']} [{question['category']}] {question['question']}")
-            print(f"      expected {question['expected_sources']} (mode {answer['mode']})")
-            if args.verbose:
+            say(f"  Q{question['id']} [{question['category']}] {question['question']}")
+            say(f"      expected {question['expected_sources']} (mode {answer['mode']})")
+            if verbose:
                 for r in answer["results"]:
-                    print(
+                    say(
                         f"      got {r['rank']}. {r['path']} › {r['section']} [{'+'.join(r['legs'])}]"
                     )
+    return {
+        "found_at_k": _rate(scored),
+        "per_category": {c: _rate(v) for c, v in sorted(hits.items())},
+        "current_state_latest_outranks_older": {"all": all_ok, "questions": current_state},
+        "auto_modes": dict(modes),
+        "misclassified": misclassified,
+        "misses": [
+            {"id": q["id"], "category": q["category"], "paths": [r["path"] for r in a["results"]]}
+            for q, a in misses
+        ],
+    }
 
 
 def latest_outranks_older(results: list[dict]) -> tuple[bool, str]:
@@ -140,6 +190,207 @@ def latest_outranks_older(results: list[dict]) -> tuple[bool, str]:
         return False, f"older version returned: {older[0]['path']}"
     families = {r["family"] for r in results}
     return True, f"{len(results)} passages from {len(families)} families, all latest"
+
+
+# --- household -----------------------------------------------------------------
+
+
+def load_household_corpus():
+    """bench/corpora/household/corpus.py, which is not a package."""
+    spec = importlib.util.spec_from_file_location("household_corpus", HOUSEHOLD / "corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def household_eval(*, limit: int, verbose: bool, say) -> dict:
+    corpus = load_household_corpus()
+    questions = corpus.questions()
+    answers = household_answers(corpus, questions, limit=limit, say=say)
+    return household_score(corpus, questions, answers, limit=limit, verbose=verbose, say=say)
+
+
+def household_answers(corpus, questions: list[dict], *, limit: int, say) -> dict[str, dict]:
+    """Lay the corpus out, create its people and sources, sync, and search each
+    question as the person who asks it; returns `kb search` answers by id."""
+    workdir = Path(tempfile.mkdtemp(prefix="jarvis-household-"))
+    vaults = corpus.materialise(workdir / "vaults")
+    instance = Instance(vaults_root=vaults)
+    try:
+        instance.manage("migrate", "--noinput", "-v", "0")
+        for person in corpus.PEOPLE:
+            instance.add_user(person)  # household members, as `users add` makes them
+        for folder in corpus.FOLDERS:
+            instance.manage(
+                "kb",
+                "sources",
+                "add",
+                "--owner",
+                folder.owner,
+                "--name",
+                folder.name,
+                "--path",
+                str(vaults / folder.name),
+                "--share",
+                folder.sharing,
+                "--cloud",
+                "local-only",
+                "--private-dir",
+                corpus.PRIVATE_DIR,
+            )
+        sync = json.loads(instance.manage("kb", "sync", "--json"))
+        say(
+            f"ingested {sync['seen']} files ({sync['added']} added, {len(sync['failed'])} failed), "
+            f"{sync['chunks_embedded']} chunks in {sync['seconds']:.1f}s"
+        )
+        answers = {}
+        for person in corpus.PEOPLE:
+            asked = [q for q in questions if q["user"] == person]
+            queries = _queries_file(instance, person, [q["question"] for q in asked])
+            lines = instance.json_lines(
+                "kb",
+                "search",
+                "--user",
+                person,
+                "--limit",
+                str(limit),
+                "--queries-file",
+                str(queries),
+            )
+            answers.update({q["id"]: a for q, a in zip(asked, lines, strict=True)})
+    finally:
+        shutil.rmtree(instance.data_dir, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
+    return answers
+
+
+def household_score(
+    corpus, questions: list[dict], answers: dict[str, dict], *, limit: int, verbose: bool, say
+) -> dict:
+    hits: dict[str, list[bool]] = defaultdict(list)
+    misses, late, leaks, rows = [], [], [], []
+    older_in_top = 0
+    latest_first = []
+    for question in questions:
+        answer = answers[question["id"]]
+        ranked = [_corpus_path(r) for r in answer["results"]]
+        first_rank = {}
+        for rank, path in enumerate(ranked, start=1):
+            first_rank.setdefault(path, rank)
+        expected = question["expected_sources"]
+        hit = any(p in first_rank for p in expected) if expected else None
+        if expected:
+            hits[question["category"]].append(hit)
+            if not hit:
+                misses.append((question, answer))
+        ok = None
+        if question["superseded_sources"]:
+            best = min((first_rank[p] for p in expected if p in first_rank), default=None)
+            older = [first_rank[p] for p in question["superseded_sources"] if p in first_rank]
+            older_in_top += bool(older)
+            ok = best is not None and all(best < rank for rank in older)
+            latest_first.append(ok)
+            if not ok:
+                late.append((question, answer, best, older))
+        for rank, (path, result) in enumerate(zip(ranked, answer["results"], strict=True), 1):
+            if not corpus.may_see(question["user"], path):
+                leaks.append(
+                    {
+                        "id": question["id"],
+                        "user": question["user"],
+                        "rank": rank,
+                        "path": path,
+                        "forbidden": path in question["forbidden_sources"],
+                        "section": result["section"],
+                    }
+                )
+        rows.append(
+            {
+                "id": question["id"],
+                "hit": hit,
+                "latest_first": ok,
+                "mode": answer["mode"],
+                "paths": ranked,
+            }
+        )
+
+    scored = [h for values in hits.values() for h in values]
+    say(
+        f"\nsource found@{limit}: {sum(scored)}/{len(scored)} = {100 * sum(scored) / len(scored):.1f}%"
+        f"  ({len(questions) - len(scored)} questions scored for leaks only)"
+    )
+    for category, values in sorted(hits.items()):
+        say(
+            f"  {category:<24} {sum(values)}/{len(values)} = {100 * sum(values) / len(values):.1f}%"
+        )
+
+    say(
+        f"\nlatest-first (questions with superseded versions): {sum(latest_first)}/{len(latest_first)}"
+        f" = {100 * sum(latest_first) / len(latest_first):.1f}%;"
+        f" an older version in the top {limit} on {older_in_top}"
+    )
+    for question, answer, best, older in late:
+        where = f"latest at {best}" if best else f"latest not in top {limit}"
+        say(
+            f"  {question['id']} {where}, older at {older or '-'} (mode {answer['mode']}) — {question['question']}"
+        )
+
+    say(f"\nleaked passages (must be 0): {len(leaks)}")
+    for leak in leaks:
+        say(
+            f"  {leak['id']} as {leak['user']}: rank {leak['rank']} {leak['path']}"
+            f"{' (listed as forbidden)' if leak['forbidden'] else ''}"
+        )
+
+    if misses:
+        say("\nmisses:")
+        for question, answer in misses:
+            say(
+                f"  {question['id']} [{question['category']}] {question['user']}: {question['question']}"
+            )
+            say(f"      expected {question['expected_sources']} (mode {answer['mode']})")
+            if verbose:
+                for r in answer["results"]:
+                    say(
+                        f"      got {r['rank']}. {_corpus_path(r)} › {r['section']} [{'+'.join(r['legs'])}]"
+                    )
+    return {
+        "questions": len(questions),
+        "found_at_k": _rate(scored),
+        "per_category": {c: _rate(v) for c, v in sorted(hits.items())},
+        "latest_first": {
+            **_rate(latest_first),
+            "older_in_top_k": older_in_top,
+            "failures": [q["id"] for q, *_ in late],
+        },
+        "leaked_passages": len(leaks),
+        "leaks": leaks,
+        "misses": [q["id"] for q, _ in misses],
+        "per_question": rows,
+    }
+
+
+def _corpus_path(result: dict) -> str:
+    # Sources are named after their folder under the corpus root.
+    return f"{result['source']}/{result['path']}"
+
+
+# --- shared --------------------------------------------------------------------
+
+
+def _queries_file(instance: Instance, name: str, questions: list[str]) -> Path:
+    path = instance.data_dir / f"queries-{name}.txt"
+    path.write_text("\n".join(questions) + "\n")
+    return path
+
+
+def _rate(values: list[bool]) -> dict:
+    return {
+        "hits": sum(values),
+        "scored": len(values),
+        "rate": round(sum(values) / len(values), 4) if values else None,
+    }
 
 
 if __name__ == "__main__":

@@ -17,8 +17,8 @@ from apps.core.errors import AlreadyExists, Refused
 from apps.instance import services
 from apps.instance.models import Connection, ModelEntry
 from apps.instance.selectors import instance_settings
-from apps.llm.selectors import default_model_for, models_for, resolve_model
 from apps.llm import services as llm_services
+from apps.llm.selectors import default_model_for, models_for, resolve_model
 from tests.instance.conftest import CLOUD_KEY
 
 

@@ -121,6 +121,7 @@ INSTALLED_APPS = [
     "apps.chats",
     "apps.drafts",
     "apps.digest",
+    "apps.demo",
 ]
 
 MIDDLEWARE = [

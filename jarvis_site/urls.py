@@ -13,6 +13,7 @@ urlpatterns = [
     path("admin/login/", RedirectView.as_view(pattern_name="accounts:login", query_string=True)),
     path("admin/", admin.site.urls),
     path("", include("apps.accounts.urls")),
+    path("settings/assistant/", include("apps.chats.settings_urls")),
     path("", include("apps.core.urls")),
     path("chat/", include("apps.chats.urls")),
     path("library/", include("apps.library.urls")),

@@ -46,46 +46,6 @@ class PreferencesForm(forms.ModelForm):
         help_texts = {"display_name": "Shown in the header and on shared items."}
 
 
-class AssistantForm(forms.Form):
-    """A person's default model (from the models they may use) and answer style."""
-
-    default_model = forms.ModelChoiceField(
-        queryset=None,
-        required=False,
-        label="Default model",
-        help_text="Used for new chats; each chat can still pick another.",
-    )
-    response_style = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 5}),
-        required=False,
-        max_length=4000,
-        label="Response style",
-        help_text="How Jarvis writes answers for you. Leave it as it is to follow the default.",
-    )
-
-    def __init__(self, *args, user: User, **kwargs) -> None:
-        from apps.instance.prompts import response_style_for
-        from apps.instance.selectors import instance_settings
-        from apps.llm.selectors import models_for
-
-        kwargs.setdefault(
-            "initial",
-            {"default_model": user.default_model_id, "response_style": response_style_for(user)},
-        )
-        super().__init__(*args, **kwargs)
-        field = self.fields["default_model"]
-        field.queryset = models_for(user)
-        field.label_from_instance = lambda model: (
-            f"{model.name} · {model.connection.name} ({'cloud' if model.is_cloud else 'local'})"
-        )
-        household = field.queryset.filter(pk=instance_settings().default_model_id).first()
-        field.empty_label = (
-            f"The household default ({field.label_from_instance(household)})"
-            if household
-            else "The household default"
-        )
-
-
 class ThemeForm(forms.Form):
     theme = forms.ChoiceField(choices=User.Theme.choices)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth.models import Group
@@ -16,9 +15,6 @@ from django.utils import timezone
 from apps.accounts.models import HOUSEHOLD_GROUP, LoginFailure, User
 from apps.core.errors import AlreadyExists
 from apps.core.realtime import close_sockets, session_group
-
-if TYPE_CHECKING:
-    from apps.instance.models import ModelEntry
 
 logger = logging.getLogger(__name__)
 
@@ -88,18 +84,6 @@ def preferences_update(*, user: User, display_name: str, theme: str) -> None:
     user.display_name = display_name.strip()
     user.theme = theme
     user.save(update_fields=["display_name", "theme"])
-
-
-def assistant_preferences_update(
-    *, user: User, default_model: ModelEntry | None, response_style: str
-) -> None:
-    """Save a person's default model and answer style. A style equal to the
-    built-in default stores nothing, so they keep getting improved defaults."""
-    from apps.instance.prompts import set_response_style
-
-    user.default_model = default_model
-    user.save(update_fields=["default_model"])
-    set_response_style(user, response_style)
 
 
 # --- Sign-in throttling ---------------------------------------------------

@@ -10,11 +10,5 @@ urlpatterns = [
     path("accounts/signup/", views.signup_view, name="signup"),
     path("settings/", views.preferences_view, name="preferences"),
     path("settings/password/", views.password_change_view, name="password"),
-    path("settings/assistant/", views.assistant_view, name="assistant"),
-    path(
-        "settings/assistant/revert-style/",
-        views.response_style_revert_view,
-        name="response_style_revert",
-    ),
     path("settings/theme/", views.theme_view, name="theme"),
 ]

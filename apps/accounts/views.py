@@ -14,7 +14,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts import services
 from apps.accounts.forms import (
-    AssistantForm,
     LoginForm,
     PasswordForm,
     PreferencesForm,
@@ -115,39 +114,12 @@ def preferences_view(request: HttpRequest) -> HttpResponse:
 
 
 def _settings_page(request: HttpRequest, *, status: int = 200, **forms) -> HttpResponse:
-    """The settings page with its three forms; the one that failed keeps its errors."""
+    """The profile page with its two forms; the one that failed keeps its errors."""
     context = {
         "form": forms.get("form") or PreferencesForm(instance=request.user),
-        "assistant_form": forms.get("assistant_form") or AssistantForm(user=request.user),
         "password_form": forms.get("password_form") or PasswordForm(request.user),
-        "style_is_default": not request.user.response_style,
     }
     return render(request, "accounts/preferences.html", context, status=status)
-
-
-@login_required
-@require_POST
-def assistant_view(request: HttpRequest) -> HttpResponse:
-    form = AssistantForm(request.POST, user=request.user)
-    if not form.is_valid():
-        return _settings_page(request, assistant_form=form, status=400)
-    services.assistant_preferences_update(
-        user=request.user,
-        default_model=form.cleaned_data["default_model"],
-        response_style=form.cleaned_data["response_style"],
-    )
-    messages.success(request, "Assistant preferences saved.")
-    return redirect("accounts:preferences")
-
-
-@login_required
-@require_POST
-def response_style_revert_view(request: HttpRequest) -> HttpResponse:
-    from apps.instance.prompts import revert_response_style
-
-    revert_response_style(request.user)
-    messages.success(request, "Response style reverted to the default.")
-    return redirect("accounts:preferences")
 
 
 @login_required

@@ -360,10 +360,10 @@ async def _tool_loop(generation, turn, ctx, conversation, specs):
 
 
 async def _after_tools(generation, turn, ctx) -> None:
-    from apps.chats.services import mark_private
+    from apps.chats.services import chat_mark_private
 
     if ctx.saw_local_only and not turn.chat.private and not turn.cloud:
-        await sync_to_async(mark_private, thread_sensitive=False)(chat=turn.chat)
+        await sync_to_async(chat_mark_private, thread_sensitive=False)(chat=turn.chat)
         generation.notes.append(
             "This chat read local-only notes: it is now private and stays on local models."
         )

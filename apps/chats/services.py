@@ -1,5 +1,6 @@
 """The chats' write path: starting a turn, renaming, pinning, deleting,
-switching model, the notes-only toggle, and marking a chat private."""
+switching model, the notes-only toggle, marking a chat private, answering a
+confirmation card, and a person's assistant preferences."""
 
 from __future__ import annotations
 
@@ -7,10 +8,16 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from apps.accounts.models import User
 from apps.chats import history
 from apps.chats.models import Chat, Message, PendingAction
 from apps.chats.selectors import busy_message
 from apps.core.errors import Conflict, Refused
+from apps.instance.models import ModelEntry
+from apps.instance.prompts import set_response_style
+from apps.library.selectors import visible_to
+from apps.library.services.documents import document_remove
+from apps.llm.selectors import resolve_model
 
 TITLE_CHARS = 80
 
@@ -31,7 +38,7 @@ def _title_from(text: str) -> str:
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
 
 
-def start_turn(
+def turn_start(
     *,
     user,
     chat: Chat | None,
@@ -65,7 +72,7 @@ def start_turn(
     return chat, question, answer
 
 
-def rename(*, chat: Chat, title: str) -> None:
+def chat_rename(*, chat: Chat, title: str) -> None:
     title = " ".join((title or "").split())[:200]
     if not title:
         raise Refused("a chat needs a title")
@@ -73,24 +80,24 @@ def rename(*, chat: Chat, title: str) -> None:
     chat.save(update_fields=["title"])
 
 
-def toggle_pin(*, chat: Chat) -> None:
+def chat_pin_toggle(*, chat: Chat) -> None:
     chat.pinned = not chat.pinned
     chat.save(update_fields=["pinned"])
 
 
-def set_notes_only(*, chat: Chat, notes_only: bool) -> None:
+def chat_notes_only_set(*, chat: Chat, notes_only: bool) -> None:
     chat.notes_only = notes_only
     chat.save(update_fields=["notes_only"])
 
 
-def delete_chat(*, chat: Chat) -> None:
+def chat_delete(*, chat: Chat) -> None:
     """The chat, its messages and its indexed history."""
     with transaction.atomic():
         history.forget_chat(chat.pk)
         chat.delete()
 
 
-def mark_private(*, chat: Chat) -> bool:
+def chat_mark_private(*, chat: Chat) -> bool:
     """Local-only content entered the chat: it is private from now on."""
     if chat.private:
         return False
@@ -101,10 +108,8 @@ def mark_private(*, chat: Chat) -> bool:
     return True
 
 
-def set_model(*, user, chat: Chat, label: str) -> None:
+def chat_model_set(*, user, chat: Chat, label: str) -> None:
     """Switch the chat's model. A private chat cannot move to a cloud model."""
-    from apps.llm.selectors import resolve_model
-
     label = (label or "").strip()
     if label:
         entry = resolve_model(user, label)
@@ -116,11 +121,8 @@ def set_model(*, user, chat: Chat, label: str) -> None:
     chat.save(update_fields=["model_label"])
 
 
-def resolve_action(*, user, action: PendingAction, confirm: bool) -> str:
+def action_resolve(*, user, action: PendingAction, confirm: bool) -> str:
     """The person's answer to a confirmation card."""
-    from apps.library.selectors import visible_to
-    from apps.library.services.documents import document_remove
-
     if action.message.chat.owner_id != user.pk:
         raise Refused("not your chat")
     if action.kind != PendingAction.Kind.REMOVE_DOCUMENT:
@@ -142,3 +144,13 @@ def resolve_action(*, user, action: PendingAction, confirm: bool) -> str:
     action.status = PendingAction.Status.DONE
     action.save(update_fields=["status"])
     return f"Removed “{title}” from the library. No file was touched."
+
+
+def assistant_preferences_set(
+    *, user: User, default_model: ModelEntry | None, response_style: str
+) -> None:
+    """Save a person's default model and answer style. A style equal to the
+    built-in default stores nothing, so they keep getting improved defaults."""
+    user.default_model = default_model
+    user.save(update_fields=["default_model"])
+    set_response_style(user, response_style)

@@ -50,7 +50,7 @@ def _start(user, chat: Chat | None, request: HttpRequest):
     from apps.drafts.selectors import open_draft_context
 
     draft, context = open_draft_context(user, request.POST.get("draft"), request.POST.get("file"))
-    chat, question, answer = services.start_turn(
+    chat, question, answer = services.turn_start(
         user=user,
         chat=chat,
         text=request.POST.get("text", ""),
@@ -156,7 +156,7 @@ async def stop(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
 def rename(request: HttpRequest, pk: int) -> HttpResponse:
     chat = get_chat_for(request.user, pk)
     with contextlib.suppress(JarvisError):  # an empty title keeps the old one
-        services.rename(chat=chat, title=request.POST.get("title", ""))
+        services.chat_rename(chat=chat, title=request.POST.get("title", ""))
     return redirect("chats:detail", pk=chat.pk)
 
 
@@ -164,7 +164,7 @@ def rename(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def pin(request: HttpRequest, pk: int) -> HttpResponse:
     chat = get_chat_for(request.user, pk)
-    services.toggle_pin(chat=chat)
+    services.chat_pin_toggle(chat=chat)
     return redirect("chats:detail", pk=chat.pk)
 
 
@@ -172,7 +172,7 @@ def pin(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def delete(request: HttpRequest, pk: int) -> HttpResponse:
     chat = get_chat_for(request.user, pk)
-    services.delete_chat(chat=chat)
+    services.chat_delete(chat=chat)
     return redirect("chats:index")
 
 
@@ -180,7 +180,7 @@ def delete(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def notes_only(request: HttpRequest, pk: int) -> HttpResponse:
     chat = get_chat_for(request.user, pk)
-    services.set_notes_only(chat=chat, notes_only=request.POST.get("notes_only") == "1")
+    services.chat_notes_only_set(chat=chat, notes_only=request.POST.get("notes_only") == "1")
     return redirect("chats:detail", pk=chat.pk)
 
 
@@ -190,7 +190,7 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
     chat = get_chat_for(request.user, pk)
     try:
         label = request.POST.get("model_free", "").strip() or request.POST.get("model", "")
-        services.set_model(user=request.user, chat=chat, label=label)
+        services.chat_model_set(user=request.user, chat=chat, label=label)
     except JarvisError as exc:
         from django.contrib import messages
 
@@ -216,7 +216,7 @@ def action(request: HttpRequest, pk: int) -> HttpResponse:
     )
     if pending is None:
         raise Http404
-    result = services.resolve_action(
+    result = services.action_resolve(
         user=request.user, action=pending, confirm=request.POST.get("confirm") == "1"
     )
     pending.refresh_from_db()

@@ -52,19 +52,18 @@ class Cron:
 
 @dataclass(frozen=True)
 class Every:
-    """Every N minutes, N read from InstanceSettings each time it is asked, so
-    an admin's change applies from the next minute without a restart.
+    """Every N minutes, N asked of `interval` each time, so a setting an admin
+    changes applies from the next minute without a restart. The callable comes
+    from the app that registers the job (core reads no app's settings).
 
     Huey asks a periodic task's schedule once a minute; a run is due when the
     minute count since the epoch is a multiple of N.
     """
 
-    setting: str  # an InstanceSettings field holding the minutes
+    interval: Callable[[], int]  # minutes
 
     def minutes(self) -> int:
-        from apps.instance.selectors import instance_settings
-
-        return max(1, int(getattr(instance_settings(), self.setting)))
+        return max(1, int(self.interval()))
 
     @property
     def description(self) -> str:

@@ -8,7 +8,6 @@ import threading
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.sessions.models import Session
 from django.utils import timezone
 from huey.contrib.djhuey import HUEY
 
@@ -53,19 +52,14 @@ def heartbeat() -> str:
 
 @periodic_job(
     name="prune",
-    title="Prune expired sessions, old job runs and sign-in failures",
+    title="Prune old job runs",
     schedule=Cron("daily at 03:30", minute="30", hour="3"),
 )
 def prune() -> str:
-    from apps.accounts.services import login_failures_prune
-
-    now = timezone.now()
-    sessions, _ = Session.objects.filter(expire_date__lt=now).delete()
-    cutoff = now - timedelta(days=settings.JOB_RUNS_KEEP_DAYS)
+    cutoff = timezone.now() - timedelta(days=settings.JOB_RUNS_KEEP_DAYS)
     runs, _ = (
         JobRun.objects.filter(started_at__lt=cutoff)
         .exclude(outcome=JobRun.Outcome.RUNNING)
         .delete()
     )
-    failures = login_failures_prune()
-    return f"removed {sessions} expired sessions, {runs} old job runs, {failures} sign-in failures"
+    return f"removed {runs} old job runs"

@@ -12,6 +12,7 @@ from django.db import transaction
 
 from apps.core.jobs import on_demand_job, periodic_job
 from apps.core.schedules import Every
+from apps.instance.selectors import setting_reader
 from apps.library.ingest.sync import SourceUnavailable, SyncReport, source_sync
 from apps.library.models import Document, Source
 from apps.library.services.documents import document_ingest, source_reprocess
@@ -103,7 +104,7 @@ def _finish(summary: str, scan: _Scan) -> str:
 @periodic_job(
     name="sources_sync",
     title="Sync note folders",
-    schedule=Every("sync_interval_minutes"),
+    schedule=Every(setting_reader("sync_interval_minutes")),
     at_start=True,
 )
 def sources_sync() -> str:
@@ -123,7 +124,11 @@ def _paper_line(paper: dict[str, str]) -> str:
     return f"“{paper['title']}”" + (f" ({', '.join(details)})" if details else "")
 
 
-@periodic_job(name="inbox_scan", title="Scan PDF inboxes", schedule=Every("inbox_interval_minutes"))
+@periodic_job(
+    name="inbox_scan",
+    title="Scan PDF inboxes",
+    schedule=Every(setting_reader("inbox_interval_minutes")),
+)
 def inbox_scan() -> str:
     scan = _sync_kind(Source.Kind.INBOX)
     if not scan.lines and not scan.unavailable:

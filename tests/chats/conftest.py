@@ -65,7 +65,7 @@ def run_turn(user, text: str, *, chat=None, model: str = "", mentions=None):
     from apps.chats import services
     from apps.chats.runner import REGISTRY
 
-    chat, _, answer = services.start_turn(
+    chat, _, answer = services.turn_start(
         user=user, chat=chat, text=text, model_label=model, mentions=mentions
     )
 

@@ -98,7 +98,7 @@ def test_a_local_model_reading_local_only_notes_makes_the_chat_private_for_good(
     assert chat.private
     assert any("now private" in n for n in answer.notes)
     with pytest.raises(Refused, match="local model"):
-        services.set_model(user=cloud_user, chat=chat, label="cloud:big")
+        services.chat_model_set(user=cloud_user, chat=chat, label="cloud:big")
     # Even a label set behind its back does not send the chat to the cloud.
     type(chat).objects.filter(pk=chat.pk).update(model_label="cloud:big")
     before = len(llm.chat_requests)

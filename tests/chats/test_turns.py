@@ -202,11 +202,11 @@ def test_add_document_queues_an_ingest(owner, notes, local_model, llm, settings)
 
 def test_one_turn_at_a_time_per_chat(owner, notes, local_model, llm):
     chat, _ = run_turn(owner, "first")
-    services.start_turn(user=owner, chat=chat, text="second")  # leaves a reply pending
+    services.turn_start(user=owner, chat=chat, text="second")  # leaves a reply pending
     from apps.core.errors import Conflict
 
     with pytest.raises(Conflict):
-        services.start_turn(user=owner, chat=chat, text="third")
+        services.turn_start(user=owner, chat=chat, text="third")
 
 
 @pytest.mark.parametrize(
@@ -216,7 +216,7 @@ def test_empty_and_oversized_messages_are_refused(owner, text, reason):
     from apps.core.errors import Refused
 
     with pytest.raises(Refused, match=reason):
-        services.start_turn(user=owner, chat=None, text=text)
+        services.turn_start(user=owner, chat=None, text=text)
     assert not Message.objects.exists()
 
 

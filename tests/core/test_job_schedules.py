@@ -15,7 +15,7 @@ from huey.contrib.djhuey import HUEY
 from apps.core.jobs import REGISTRY, close_stale_runs
 from apps.core.models import JobRun
 from apps.core.schedules import Every
-from apps.instance.selectors import instance_settings
+from apps.instance.selectors import instance_settings, setting_reader
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +27,7 @@ def set_interval(minutes: int) -> None:
 
 
 def test_an_interval_is_read_from_instance_settings_at_run_time():
-    every = Every("sync_interval_minutes")
+    every = Every(setting_reader("sync_interval_minutes"))
     set_interval(30)
     assert every.description == "every 30 minutes"
     assert every.as_huey()(datetime(2026, 11, 30, 10, 30))

@@ -52,16 +52,16 @@ class Command(BaseCommand):
                 raise CommandError(f"no chat {options['chat']} of {user.username}")
         try:
             if chat is not None and options["model"]:
-                services.set_model(user=user, chat=chat, label=options["model"])
+                services.chat_model_set(user=user, chat=chat, label=options["model"])
             if options["model"] and chat is None:
                 from apps.llm.selectors import resolve_model
 
                 resolve_model(user, options["model"])  # refuse before creating a chat
-            chat, _question, answer = services.start_turn(
+            chat, _question, answer = services.turn_start(
                 user=user, chat=chat, text=options["message"], model_label=options["model"] or ""
             )
             if options["notes_only"] is not None:
-                services.set_notes_only(chat=chat, notes_only=options["notes_only"])
+                services.chat_notes_only_set(chat=chat, notes_only=options["notes_only"])
         except JarvisError as exc:
             raise CommandError(str(exc)) from None
         asyncio.run(_run(answer.pk, chat.pk))

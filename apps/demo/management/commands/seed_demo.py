@@ -7,7 +7,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from apps.instance.demo import seed_demo_household, seed_demo_vaults
+from apps.demo.household import seed_demo_household, seed_demo_vaults
 
 
 class Command(BaseCommand):

@@ -13,7 +13,7 @@ from django.contrib.auth.models import Group, Permission
 from apps.accounts import permissions
 from apps.accounts.models import User
 from apps.accounts.services import user_create
-from apps.instance.demo_pdf import ALICE_PDF, BOB_PDF, DemoPdf, render
+from apps.demo.pdf import ALICE_PDF, BOB_PDF, DemoPdf, render
 from apps.library.ingest.sync import SyncReport, source_sync
 from apps.library.models import Source
 from apps.library.services.sources import source_register

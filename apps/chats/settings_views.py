@@ -1,0 +1,38 @@
+"""Settings → Assistant: a person's default model and response style."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from apps.chats import services
+from apps.chats.forms import AssistantForm
+from apps.instance.prompts import revert_response_style
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def assistant(request: HttpRequest) -> HttpResponse:
+    form = AssistantForm(request.POST or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        services.assistant_preferences_set(
+            user=request.user,
+            default_model=form.cleaned_data["default_model"],
+            response_style=form.cleaned_data["response_style"],
+        )
+        messages.success(request, "Assistant preferences saved.")
+        return redirect("assistant:page")
+    context = {"assistant_form": form, "style_is_default": not request.user.response_style}
+    status = 400 if request.method == "POST" else 200
+    return render(request, "chats/settings/assistant.html", context, status=status)
+
+
+@login_required
+@require_POST
+def revert_style(request: HttpRequest) -> HttpResponse:
+    revert_response_style(request.user)
+    messages.success(request, "Response style reverted to the default.")
+    return redirect("assistant:page")

@@ -120,6 +120,7 @@ INSTALLED_APPS = [
     "apps.chats",
     "apps.drafts",
     "apps.digest",
+    "apps.agents",
 ]
 
 MIDDLEWARE = [
@@ -299,5 +300,8 @@ LOGGING = {
         # A handler here stops run_huey adding its own (which doubled every line).
         "huey": {"level": "INFO", "handlers": ["stderr"], "propagate": False},
         "daphne": {"level": "WARNING"},
+        # asyncssh logs every connection and channel at INFO; apps.agents logs
+        # what a person did, and failures reach them as messages.
+        "asyncssh": {"level": "WARNING"},
     },
 }

@@ -83,7 +83,7 @@ def test_quote_survives_any_text_in_sh_and_bash(text):
 
 def test_text_no_shell_can_receive_is_refused_before_anything_runs(target):
     for bad in ("echo a\0b", "echo \ud800"):
-        with pytest.raises(SSHError, match="NUL byte|valid Unicode"):
+        with pytest.raises(SSHError, match=r"NUL byte|valid Unicode"):
             run_remote(target, bad)
 
 

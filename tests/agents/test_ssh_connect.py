@@ -181,7 +181,7 @@ def test_the_config_file_and_known_hosts_in_home_are_ignored(sshd, poisoned_home
 
 def test_the_options_name_every_default_explicitly(sshd, poisoned_home):
     # Read back from the options object asyncssh connects with; no server needed.
-    options = ssh._client_options(target_for(sshd))
+    options = ssh.client_options(target_for(sshd))
     assert options.config.get("ProxyCommand") is None and options.proxy_command is None
     assert options.username == sshd.user  # the config's "User root" did not count
     assert not options.agent_path and options.agent_forward_path is None
@@ -191,7 +191,7 @@ def test_the_options_name_every_default_explicitly(sshd, poisoned_home):
     assert options.known_hosts[0] == [asyncssh.import_public_key(sshd.host_key_line)]
     assert options.x11_forwarding is False
     assert options.x509_trusted_certs is None
-    password_only = ssh._client_options(target_for(sshd, private_key=None, password="x"))
+    password_only = ssh.client_options(target_for(sshd, private_key=None, password="x"))
     assert password_only.client_keys is None
 
 

@@ -249,3 +249,32 @@ def test_no_secret_in_logs_errors_or_reprs(agent_owner, sshd, caplog):
         assert password not in text
         assert key_body[:40] not in text and key_body[-40:] not in text
     assert "refused" in results[0].message
+
+
+# --- Django admin: see and share, nothing else
+
+
+def test_admin_pages_show_no_secret_and_share_with_groups(client, admin, agent_owner, sshd):
+    by_key = make_profile(agent_owner, sshd)
+    by_password = make_profile(
+        agent_owner, sshd, name="pw", key_text=None, password="admin-must-not-see-this"
+    )
+    family = Group.objects.create(name="family")
+    client.force_login(admin)
+    key_body = "".join(sshd.client_key.splitlines()[1:-1])
+    for profile in (by_key, by_password):
+        page = client.get(f"/admin/agents/sshprofile/{profile.pk}/change/")
+        assert page.status_code == 200
+        html = page.content.decode()
+        assert key_body[:40] not in html and "admin-must-not-see-this" not in html
+        for token in (profile.private_key_encrypted, profile.password_encrypted):
+            assert not token or token[:40] not in html
+        assert 'name="host"' not in html  # read-only: a host changed here would keep its pin
+    listing = client.get("/admin/agents/sshprofile/").content.decode()
+    assert "box" in listing and key_body[:40] not in listing
+    response = client.post(
+        f"/admin/agents/sshprofile/{by_key.pk}/change/", {"shared_groups": [family.pk]}
+    )
+    assert response.status_code == 302
+    assert list(by_key.shared_groups.all()) == [family]
+    assert client.get("/admin/agents/sshprofile/add/").status_code == 403

@@ -10,7 +10,7 @@ PORT   ?= 8000
 # for draft builds (apps/drafts/toolchain.py) latexmk, pdflatex, pandoc and
 # bubblewrap, which they run in. pandoc's default LaTeX template needs lmodern
 # and xcolor (texlive-latex-recommended); texlive-latex-extra is not needed.
-TEST_DEBS := chromium latexmk texlive-latex-base texlive-latex-recommended lmodern pandoc bubblewrap
+TEST_DEBS := chromium openssh-server openssh-client latexmk texlive-latex-base texlive-latex-recommended lmodern pandoc bubblewrap
 
 .PHONY: run test setup install install-dev system-deps lint clean
 

@@ -121,6 +121,7 @@ INSTALLED_APPS = [
     "apps.chats",
     "apps.drafts",
     "apps.digest",
+    "apps.agents",
     "apps.demo",
 ]
 
@@ -301,5 +302,8 @@ LOGGING = {
         # A handler here stops run_huey adding its own (which doubled every line).
         "huey": {"level": "INFO", "handlers": ["stderr"], "propagate": False},
         "daphne": {"level": "WARNING"},
+        # asyncssh logs every connection and channel at INFO; apps.agents logs
+        # what a person did, and failures reach them as messages.
+        "asyncssh": {"level": "WARNING"},
     },
 }

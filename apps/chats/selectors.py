@@ -18,10 +18,6 @@ def get_chat_for(user, pk: int) -> Chat:
     return get_object_or_404(chats_of(user), pk=pk)
 
 
-def get_message_for(user, pk: int) -> Message:
-    return get_object_or_404(Message.objects.filter(chat__owner=user).select_related("chat"), pk=pk)
-
-
 def busy_message(chat: Chat) -> Message | None:
     return (
         chat.messages.filter(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from apps.accounts.models import HOUSEHOLD_GROUP
@@ -49,10 +49,6 @@ def visible_to(user) -> QuerySet[Document]:
 def get_document_for(user, pk: int) -> Document:
     # 404, not 403: a document you may not see does not exist for you.
     return get_object_or_404(visible_to(user).select_related("source"), pk=pk)
-
-
-def get_source_for(user, pk: int) -> Source:
-    return get_object_or_404(sources_visible_to(user), pk=pk)
 
 
 def owned_source_for(user, pk: int) -> Source:
@@ -181,8 +177,6 @@ def family_of(user, document: Document) -> list[Document]:
 
 
 def record_categories(user) -> list[tuple[str, int]]:
-    from django.db.models import Count
-
     rows = (
         visible_to(user)
         .exclude(category="")

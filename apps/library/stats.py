@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 
-from apps.library.models import Chunk, Document
+from apps.library.models import Chunk, Document, Source
 from apps.library.selectors import sources_visible_to, visible_to
 
 
@@ -19,8 +19,6 @@ def library_stats(user=None) -> dict:
     chunks = Chunk.objects.filter(document__in=documents)
     sources = []
     source_rows = sources_visible_to(user) if user is not None else None
-    from apps.library.models import Source
-
     for source in source_rows if source_rows is not None else Source.objects.all():
         docs = documents.filter(source=source)
         sources.append(

@@ -1,6 +1,8 @@
 """The embedding model: offline from PyPI packages, recorded in the database,
 and a mismatch stops indexing and search until `manage.py reindex`."""
 
+import subprocess
+import sys
 from io import StringIO
 
 import numpy as np
@@ -70,3 +72,23 @@ def test_a_running_reindex_blocks_a_second_one_and_sync(owner, indexed, embedder
 
     with pytest.raises(SourceUnavailable, match="reindex is running"):
         source_sync(source=indexed, embedder=embedder)
+
+
+def test_embedding_needs_neither_pytorch_nor_sentence_transformers():
+    """The tokenizer package is installed without its declared PyTorch stack
+    (docs/decisions.md): embedding for real must never import it."""
+    script = (
+        "import os, sys, django\n"
+        "os.environ['DJANGO_SETTINGS_MODULE'] = 'tests.settings'\n"
+        "django.setup()\n"
+        "from apps.library.index.embeddings import get_embedder\n"
+        "vector = get_embedder().embed_query('where is the boiler manual')\n"
+        "assert len(vector) == 384\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('torch', 'sentence_transformers', 'transformers')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"

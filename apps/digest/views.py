@@ -20,6 +20,7 @@ from apps.digest import selectors, services
 from apps.digest.forms import DigestSettingsForm
 from apps.digest.models import Digest
 from apps.digest.schedule import next_slot_after
+from apps.digest.tasks import enqueue_run
 from apps.instance.selectors import instance_settings
 from apps.library.services import adding
 
@@ -90,8 +91,6 @@ def run_now(request: HttpRequest) -> HttpResponse:
     if not (situation["instance_enabled"] and situation["may_run"] and situation["configured"]):
         messages.error(request, "Your digest cannot run yet: see below for what is missing.")
         return redirect("digest:index")
-    from apps.digest.tasks import enqueue_run
-
     user = request.user
     transaction.on_commit(lambda: enqueue_run(user, trigger=Digest.Trigger.MANUAL))
     messages.info(

@@ -184,7 +184,7 @@ def test_the_fake_cloud_server_never_saw_the_marker_across_a_whole_session(
 def test_a_passage_never_names_a_newer_version_the_reader_may_not_see(
     owner, member, make_vault, make_source, embedder
 ):
-    from apps.chats.tools import _superseded_by
+    from apps.chats.tools.context import newer_version_label as _superseded_by
 
     vault = make_vault("household")
     vault.write("plans/lisbon_2026-03-01.md", "# Lisbon trip\n\nDates: 12-16 April.\n")

@@ -8,6 +8,7 @@ from django.test import Client
 
 from apps.chats import services
 from apps.chats.models import Message, PendingAction
+from apps.chats.reply import Reply as ChatReply
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Document
 from tests.chats.conftest import run_turn
@@ -221,15 +222,13 @@ def test_empty_and_oversized_messages_are_refused(owner, text, reason):
 
 
 def test_hostile_model_output_is_rendered_inert(owner, notes, local_model, llm):
-    from apps.chats.frames import ReplyView
-
     llm.queue(
         Reply(
             text='<script>alert(1)</script> <img src=x onerror=alert(2)> [x](javascript:alert(3)) <div hx-get="/accounts/logout/">y</div>'
         )
     )
     _, answer = run_turn(owner, "say something")
-    html = str(ReplyView.of(answer).answer_html)
+    html = str(ChatReply.of(answer).answer_html)
     assert "<script" not in html and "<img" not in html and "<div" not in html
     assert "javascript:" not in html.replace("(javascript:alert(3))", "")
     assert "&lt;script&gt;" in html

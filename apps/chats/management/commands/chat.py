@@ -20,6 +20,7 @@ from apps.chats.models import Message
 from apps.chats.runner import REGISTRY
 from apps.chats.selectors import chats_of
 from apps.core.errors import JarvisError
+from apps.llm.selectors import resolve_model
 
 
 async def _run(answer_id: int, chat_id: int) -> None:
@@ -54,8 +55,6 @@ class Command(BaseCommand):
             if chat is not None and options["model"]:
                 services.chat_model_set(user=user, chat=chat, label=options["model"])
             if options["model"] and chat is None:
-                from apps.llm.selectors import resolve_model
-
                 resolve_model(user, options["model"])  # refuse before creating a chat
             chat, _question, answer = services.turn_start(
                 user=user, chat=chat, text=options["message"], model_label=options["model"] or ""

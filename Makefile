@@ -61,6 +61,7 @@ system-deps:
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python scripts/vendor.py --verify
 
 test: install-dev system-deps lint

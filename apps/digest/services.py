@@ -56,7 +56,7 @@ NO_SOURCES = (
 _UNSET = object()
 
 
-def configure(
+def digest_configure(
     *,
     user,
     enabled: bool | None = None,
@@ -96,7 +96,9 @@ def configure(
     if folder is not None:
         values["folder"] = check("folder", digest_config.clean_folder, folder)
     if model_label is not None:
-        values["model_label"] = check("model", lambda v: check_model(user, v), model_label)
+        values["model_label"] = check(
+            "model", lambda v: digest_model_check(user=user, label=v), model_label
+        )
     if enabled is not None:
         values["enabled"] = enabled
     if errors:
@@ -107,7 +109,7 @@ def configure(
     return current
 
 
-def check_model(user, label: str) -> str:
+def digest_model_check(*, user, label: str) -> str:
     """`label` if `user` may score with it ("" = their default model)."""
     label = (label or "").strip()
     if not label:
@@ -119,7 +121,7 @@ def check_model(user, label: str) -> str:
     return label
 
 
-def set_instance_enabled(*, enabled: bool) -> InstanceSettings:
+def digest_instance_enable(*, enabled: bool) -> InstanceSettings:
     """The instance switch (admins' scripts; admins also have Django admin)."""
     current = instance_settings()
     current.digest_enabled = enabled
@@ -130,7 +132,7 @@ def set_instance_enabled(*, enabled: bool) -> InstanceSettings:
 # --- Claims: one run per person at a time
 
 
-def claim(user, *, trigger: str) -> str | None:
+def digest_claim(*, user, trigger: str) -> str | None:
     """Take the person's run claim; its token, or None while another live run holds it.
     One UPDATE with the condition in its WHERE clause: of two processes asking
     at once, SQLite lets exactly one change the row."""
@@ -148,14 +150,14 @@ def claim(user, *, trigger: str) -> str | None:
     return token if taken else None
 
 
-def renew(user, token: str) -> bool:
+def digest_claim_renew(*, user, token: str) -> bool:
     """Show the run is alive; False when the claim was taken over meanwhile."""
     return bool(
         DigestClaim.objects.filter(user=user, token=token).update(claimed_at=timezone.now())
     )
 
 
-def release(user, token: str) -> None:
+def digest_claim_release(*, user, token: str) -> None:
     DigestClaim.objects.filter(user=user, token=token).update(token="", claimed_at=None)
 
 
@@ -189,9 +191,9 @@ def summary_json(digest: Digest) -> dict:
     }
 
 
-def run_digest(
-    user,
+def digest_run(
     *,
+    user,
     trigger: str,
     slot: datetime | None = None,
     now: datetime | None = None,
@@ -203,7 +205,7 @@ def run_digest(
     since then (the weekly run and the catch-up both pass the slot, so
     whichever comes second does nothing). Raises DigestFailed with the reason
     (the Digest row records it too)."""
-    token = claim(user, trigger=trigger)
+    token = digest_claim(user=user, trigger=trigger)
     if token is None:
         logger.info("digest for %s: another run is in progress; not starting", user)
         return RunResult(ran=False, reason="another digest run for this person is in progress")
@@ -223,7 +225,7 @@ def run_digest(
         )
 
         def heartbeat() -> None:
-            if not renew(user, token):
+            if not digest_claim_renew(user=user, token=token):
                 raise DigestFailed("another run took this digest over (this one stalled)")
 
         try:
@@ -237,7 +239,7 @@ def run_digest(
             raise
         return RunResult(ran=True, digest=digest)
     finally:
-        release(user, token)
+        digest_claim_release(user=user, token=token)
 
 
 def scoring_model(user, conf: DigestSettings) -> ModelEntry:
@@ -432,7 +434,7 @@ def _shelve_papers(
 # --- Adding one paper from a digest page
 
 
-def add_from_digest(*, user, digest: Digest, number: int, replace: bool = False) -> object:
+def digest_paper_add(*, user, digest: Digest, number: int, replace: bool = False) -> object:
     """Add paper `number` of `digest` to the person's library: an arXiv paper
     through the library's add-paper flow (indexed by the worker), a bioRxiv
     preprint as a summary entry. Returns the library's Added/PaperPlan or the
@@ -462,7 +464,7 @@ def add_from_digest(*, user, digest: Digest, number: int, replace: bool = False)
 # --- When digests are due
 
 
-def due_now(now: datetime) -> tuple[datetime | None, list]:
+def digests_due(now: datetime) -> tuple[datetime | None, list]:
     """(the slot `now` falls in, the people whose digest runs in it), or
     (None, []) outside the slot or while the instance switch is off."""
     switches = instance_settings()
@@ -472,7 +474,7 @@ def due_now(now: datetime) -> tuple[datetime | None, list]:
     return (slot, digest_users()) if slot is not None else (None, [])
 
 
-def overdue(now: datetime) -> list[tuple[object, datetime]]:
+def digests_overdue(now: datetime) -> list[tuple[object, datetime]]:
     """(person, missed slot) for everyone whose last successful digest is older
     than the latest slot. People without any successful digest have no
     baseline and wait for the next slot."""

@@ -65,7 +65,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and situation["may_run"] and form.is_valid():
         data = form.cleaned_data
         try:
-            services.configure(
+            services.digest_configure(
                 user=request.user,
                 enabled=data["enabled"],
                 arxiv=data["arxiv"],
@@ -107,7 +107,7 @@ def add_paper(request: HttpRequest, pk: int, number: int) -> HttpResponse:
     digest = selectors.get_digest_for(request.user, pk)
     back = reverse("digest:detail", args=[digest.pk]) + f"#paper-{number}"
     try:
-        outcome = services.add_from_digest(
+        outcome = services.digest_paper_add(
             user=request.user,
             digest=digest,
             number=number,

@@ -28,7 +28,7 @@ from apps.digest import config
 from apps.digest.models import Digest
 from apps.digest.papers import DigestFailed
 from apps.digest.selectors import digest_users, may_run_digest, settings_for
-from apps.digest.services import configure, run_digest, set_instance_enabled, summary_json
+from apps.digest.services import digest_configure, digest_instance_enable, digest_run, summary_json
 from apps.instance.selectors import instance_settings
 
 DISABLED = """\
@@ -108,7 +108,7 @@ class Command(BaseCommand):
                 state = "on" if instance_settings().digest_enabled else "off"
                 self.stdout.write(f"The paper digest is {state} for this instance.")
                 return
-            set_instance_enabled(enabled=options["enable"])
+            digest_instance_enable(enabled=options["enable"])
             state = "on" if options["enable"] else "off"
             self.stdout.write(f"The paper digest is now {state} for this instance.")
             return
@@ -120,7 +120,7 @@ class Command(BaseCommand):
         if options["context_file"]:
             context = self._read_context(options["context_file"])
         try:
-            current = configure(
+            current = digest_configure(
                 user=user,
                 enabled=enabled,
                 arxiv=options["arxiv"],
@@ -208,7 +208,7 @@ class Command(BaseCommand):
 
     def _run_one(self, user) -> dict:
         with job_run("digest_run", user_id=user.pk, trigger="command") as run:
-            result = run_digest(user, trigger=Digest.Trigger.COMMAND)
+            result = digest_run(user=user, trigger=Digest.Trigger.COMMAND)
             if not result.ran:
                 run.summary = f"{user.username}: not run ({result.reason})"
                 if not self._json:

@@ -33,7 +33,7 @@ from django.db import connection
 
 from apps.accounts.models import User
 from apps.core.errors import JarvisError
-from apps.library.index import doctor
+from apps.library import doctor
 from apps.library.index.embeddings import EmbeddingUnavailable
 from apps.library.index.tables import index_state
 from apps.library.ingest import arxiv

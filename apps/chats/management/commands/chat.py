@@ -14,7 +14,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from apps.accounts.models import User
+from apps.accounts.commands import user_named
 from apps.chats import services
 from apps.chats.models import Message
 from apps.chats.runner import REGISTRY
@@ -42,10 +42,7 @@ class Command(BaseCommand):
         parser.add_argument("message")
 
     def handle(self, *args, **options) -> None:
-        try:
-            user = User.objects.get(username__iexact=options["user"], is_active=True)
-        except User.DoesNotExist:
-            raise CommandError(f"no active user named {options['user']!r}") from None
+        user = user_named(options["user"], active=True)
         chat = None
         if options["chat"] is not None:
             chat = chats_of(user).filter(pk=options["chat"]).first()

@@ -21,7 +21,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from apps.accounts.models import User
+from apps.accounts.commands import user_named
 from apps.core.errors import Refused
 from apps.core.jobs import job_run
 from apps.digest import config
@@ -40,13 +40,6 @@ digest on the Digests page (or: manage.py digest configure --user NAME ...).
 To run once anyway: manage.py digest --force [--user NAME]"""
 
 CONFIGURE_ONLY = ("arxiv", "biorxiv", "keyword", "model", "context_file", "folder", "instance")
-
-
-def _user(name: str) -> User:
-    try:
-        return User.objects.get(username__iexact=name)
-    except User.DoesNotExist:
-        raise CommandError(f"no user named {name!r}") from None
 
 
 class Command(BaseCommand):
@@ -114,7 +107,7 @@ class Command(BaseCommand):
             return
         if not options["user"]:
             raise CommandError("configure needs --user NAME (or --instance)")
-        user = _user(options["user"])
+        user = user_named(options["user"])
         enabled = True if options["enable"] else False if options["disable"] else None
         context = None
         if options["context_file"]:
@@ -167,7 +160,7 @@ class Command(BaseCommand):
             self.stdout.write(DISABLED)
             return
         if options["user"]:
-            user = _user(options["user"])
+            user = user_named(options["user"])
             if not may_run_digest(user):
                 raise CommandError(
                     f"{user.username} does not have the permission to run the paper digest "

@@ -9,9 +9,9 @@ import json
 from channels.db import database_sync_to_async
 
 from apps.chats import frames
+from apps.chats.live import REGISTRY
 from apps.chats.models import Chat, Message
 from apps.chats.reply import Reply
-from apps.chats.runner import REGISTRY
 from apps.core.consumers import AuthenticatedConsumer
 
 

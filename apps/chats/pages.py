@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from apps.chats.live import mark_interrupted
 from apps.chats.models import Chat
 from apps.chats.reply import Reply
-from apps.chats.runner import mark_interrupted
 from apps.chats.selectors import busy_message, chats_of
 from apps.llm.selectors import default_model_for, models_for
 

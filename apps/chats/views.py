@@ -1,5 +1,5 @@
 """Chat pages. Sending, stopping and switching model are async views: a reply
-is started as a task on the web process's event loop (runner.REGISTRY)."""
+is started as a task on the web process's event loop (live.REGISTRY)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.chats import services
 from apps.chats.history import search_chats
+from apps.chats.live import REGISTRY
 from apps.chats.models import Chat, PendingAction
 from apps.chats.pages import chat_page_context
 from apps.chats.reply import Reply
-from apps.chats.runner import REGISTRY
+from apps.chats.runner import reply_start
 from apps.chats.selectors import chats_of, get_chat_for
 from apps.core.errors import Conflict, JarvisError
 from apps.library.selectors import sources_visible_to, visible_to
@@ -112,7 +113,7 @@ async def answer_send(
         return HttpResponse(_error(str(exc)), status=409)
     except JarvisError as exc:
         return HttpResponse(_error(str(exc)), status=400)
-    REGISTRY.start(answer.pk, started.pk)
+    reply_start(answer.pk, started.pk)
     htmx = bool(request.headers.get("HX-Request"))
     if chat is None:
         url = _safe_next(request) or reverse("chats:detail", args=[started.pk])

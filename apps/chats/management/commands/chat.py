@@ -17,14 +17,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from apps.accounts.commands import user_named
 from apps.chats import services
 from apps.chats.models import Message
-from apps.chats.runner import REGISTRY
+from apps.chats.runner import reply_start
 from apps.chats.selectors import chats_of
 from apps.core.errors import JarvisError
 from apps.llm.selectors import resolve_model
 
 
 async def _run(answer_id: int, chat_id: int) -> None:
-    generation = REGISTRY.start(answer_id, chat_id)
+    generation = reply_start(answer_id, chat_id)
     await generation.task
 
 

@@ -7,19 +7,23 @@ from __future__ import annotations
 from asgiref.sync import sync_to_async
 
 from apps.chats import tools
+from apps.chats.approvals import DENIED, Decision, Verdict, card_payload
 from apps.chats.live import Generation
-from apps.chats.models import PendingAction
+from apps.chats.models import Message, PendingAction
 from apps.chats.services import chat_mark_private
 from apps.llm import ToolCall
 
 
-async def run_calls(generation: Generation, turn, ctx, calls: list[ToolCall]) -> list[dict] | None:
-    """Run the round's calls in order; their tool_result blocks, or None when a
-    privacy stop ended the turn (the fixed message is then the reply)."""
-    generation.status_line = "Searching your notes…"
+async def run_calls(
+    generation: Generation, turn, ctx, calls: list[ToolCall], decisions: list[Decision]
+) -> list[dict] | None:
+    """Run the round's calls in order, as the approval policy decided; their
+    tool_result blocks, or None when a privacy stop ended the turn (the fixed
+    message is then the reply)."""
+    generation.status_line = "Working…"
     generation.touch("status")
     results = []
-    for call in calls:
+    for call, decision in zip(calls, decisions, strict=True):
         entry = {
             "id": call.id,
             "name": call.name,
@@ -29,9 +33,14 @@ async def run_calls(generation: Generation, turn, ctx, calls: list[ToolCall]) ->
         generation.activity.append(entry)
         generation.touch("activity")
         try:
-            content, is_error = await sync_to_async(tools.run_tool, thread_sensitive=False)(
-                ctx, call.name, call.arguments
-            )
+            if decision.verdict == Verdict.RUN:
+                content, is_error = await sync_to_async(tools.run_tool, thread_sensitive=False)(
+                    ctx, call.name, call.arguments
+                )
+            elif decision.verdict == Verdict.DENIED:
+                content, is_error = DENIED, True
+            else:
+                content, is_error = f"Refused: {decision.reason}", True
         except tools.PrivacyStop as stop:
             entry["state"] = "held back"
             generation.usage["stop_reason"] = "privacy"
@@ -40,7 +49,11 @@ async def run_calls(generation: Generation, turn, ctx, calls: list[ToolCall]) ->
             generation.notes.append("No model call was made with these notes.")
             generation.touch("answer", "activity", "notes")
             return None
-        entry["state"] = "error" if is_error else "ok"
+        entry["state"] = (
+            str(decision.verdict)
+            if decision.verdict in (Verdict.DENIED, Verdict.REFUSE)
+            else ("error" if is_error else "ok")
+        )
         entry["result"] = content[:300]
         generation.touch("activity")
         results.append(
@@ -54,6 +67,21 @@ async def run_calls(generation: Generation, turn, ctx, calls: list[ToolCall]) ->
         )
     await after_tools(generation, turn, ctx)
     return results
+
+
+async def wait_for_approval(
+    generation: Generation, ctx, calls: list[ToolCall], decisions: list[Decision]
+) -> None:
+    """Show one card listing the round's calls and let the reply wait: nothing
+    of the round runs until the person answers (apps.chats.approvals)."""
+    payload = card_payload(calls, decisions, ctx.state())
+    card = await sync_to_async(PendingAction.objects.create, thread_sensitive=False)(
+        message_id=generation.pk, kind=PendingAction.Kind.APPROVE_TOOLS, payload=payload
+    )
+    generation.actions.append(card)
+    generation.status = Message.Status.WAITING
+    generation.status_line = ""
+    generation.touch("actions", "status")
 
 
 async def after_tools(generation, turn, ctx) -> None:

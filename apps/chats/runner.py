@@ -17,15 +17,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from dataclasses import fields
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from apps.chats import citations, rounds, setup, tools
+from apps.chats import approvals, citations, rounds, setup, tools
 from apps.chats.compaction import maybe_compact
 from apps.chats.fallback import search_fallback
 from apps.chats.live import REGISTRY, Generation, flush, flusher
 from apps.chats.models import Message
+from apps.chats.reply import Reply
 from apps.chats.saving import maybe_save, save, snapshot
 from apps.llm import (
     Finished,
@@ -55,12 +57,28 @@ def reply_start(message_id: int, chat_id: int) -> Generation:
     return REGISTRY.start(generation, run(generation))
 
 
-async def run(generation: Generation) -> None:
+async def reply_resume(message_id: int) -> Generation:
+    """Go on with a reply whose approval card the person has just answered."""
+    saved = await sync_to_async(_saved_reply, thread_sensitive=False)(message_id)
+    generation = Generation(**{f.name: getattr(saved, f.name) for f in fields(Reply)})
+    generation.status = Message.Status.PENDING
+    return REGISTRY.start(generation, run(generation, resume=True))
+
+
+def _saved_reply(message_id: int) -> Reply:
+    return Reply.of(Message.objects.get(pk=message_id))
+
+
+async def run(generation: Generation, *, resume: bool = False) -> None:
     frames_task = asyncio.create_task(flusher(generation))
     flush(generation, everything=True)  # every open tab: Send becomes Stop
     try:
-        await _turn(generation)
-        if generation.status not in (Message.Status.ERROR, Message.Status.STOPPED):
+        await _turn(generation, resume=resume)
+        if generation.status not in (
+            Message.Status.ERROR,
+            Message.Status.STOPPED,
+            Message.Status.WAITING,
+        ):
             generation.status = Message.Status.DONE
     except asyncio.CancelledError:
         generation.status = Message.Status.STOPPED
@@ -100,7 +118,7 @@ async def _failed(generation: Generation, reason: str) -> None:
     generation.touch("answer", "sources")
 
 
-async def _turn(generation: Generation) -> None:
+async def _turn(generation: Generation, *, resume: bool = False) -> None:
     turn = await sync_to_async(setup.load, thread_sensitive=False)(generation.pk)
     generation.configure_link = bool(getattr(turn.user, "is_staff", False))
     if turn.refusal:
@@ -113,21 +131,45 @@ async def _turn(generation: Generation) -> None:
     generation.model_label = turn.model.label
     generation.status = Message.Status.STREAMING
     context_length = getattr(turn.model, "context_length", 0) or 0
-    if context_length:
+    if context_length and not resume:
         await maybe_compact(generation, turn, context_length)
     question_turn = turn.question.turns or [
         {"role": "user", "blocks": [{"type": "text", "text": turn.question.text}]}
     ]
-    conversation = [*turn.history, *question_turn]
-    specs = tools.tool_specs(notes_only=turn.chat.notes_only) if turn.model.supports_tools else []
     ctx = tools.TurnContext(
         user=turn.user, chat=turn.chat, cloud=turn.cloud, notes_only=turn.chat.notes_only,
         mentions=list(turn.question.mentions or []),
     )  # fmt: skip
+    specs = tools.tool_specs(ctx) if turn.model.supports_tools else []
+    conversation = [*turn.history, *question_turn]
+    if resume:
+        # The reply so far ends with the round of calls the person has answered.
+        conversation += generation.turns
+        if not await _answered_round(generation, turn, ctx, conversation):
+            return
     answer_blocks = await _tool_loop(generation, turn, ctx, conversation, specs)
     if answer_blocks is None:
-        return  # a privacy stop: the fixed message is the reply
+        return  # a privacy stop (the fixed message is the reply), or waiting for approval
     await _finish_citations(generation, turn, ctx, conversation, specs, answer_blocks)
+
+
+async def _answered_round(generation, turn, ctx, conversation) -> bool:
+    """Run the round the person answered on its approval card; False when the
+    turn ends there (a privacy stop)."""
+    card = await sync_to_async(approvals.answered_card, thread_sensitive=False)(generation.pk)
+    ctx.restore(card.payload["context"])
+    calls, decisions = approvals.answered_round(card)
+    results = await rounds.run_calls(generation, turn, ctx, calls, decisions)
+    if results is None:
+        return False
+    _append_results(generation, conversation, results)
+    return True
+
+
+def _append_results(generation, conversation, results) -> None:
+    tool_turn = {"role": "tool", "blocks": results}
+    conversation.append(tool_turn)
+    generation.turns.append(tool_turn)
 
 
 async def _tool_loop(generation, turn, ctx, conversation, specs):
@@ -146,12 +188,14 @@ async def _tool_loop(generation, turn, ctx, conversation, specs):
             generation.usage["stop_reason"] = "round_limit"
             generation.touch("notes")
             return blocks
-        results = await rounds.run_calls(generation, turn, ctx, calls)
+        decisions = await sync_to_async(approvals.decide, thread_sensitive=False)(turn.chat, calls)
+        if any(d.verdict == approvals.Verdict.ASK for d in decisions):
+            await rounds.wait_for_approval(generation, ctx, calls, decisions)
+            return None
+        results = await rounds.run_calls(generation, turn, ctx, calls, decisions)
         if results is None:
             return None
-        tool_turn = {"role": "tool", "blocks": results}
-        conversation.append(tool_turn)
-        generation.turns.append(tool_turn)
+        _append_results(generation, conversation, results)
         await maybe_save(generation)
 
 

@@ -16,14 +16,14 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from apps.chats import services
+from apps.chats import approvals, services
 from apps.chats.history import search_chats
 from apps.chats.live import REGISTRY
-from apps.chats.models import Chat, PendingAction
+from apps.chats.models import Chat, Message, PendingAction
 from apps.chats.pages import chat_page_context
 from apps.chats.reply import Reply
-from apps.chats.runner import reply_start
-from apps.chats.selectors import chats_of, get_chat_for
+from apps.chats.runner import reply_resume, reply_start
+from apps.chats.selectors import approval_card_for, chats_of, get_chat_for
 from apps.core.errors import Conflict, JarvisError
 from apps.library.selectors import sources_visible_to, visible_to
 
@@ -157,8 +157,40 @@ async def stop(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
     exists = await sync_to_async(chat.messages.filter(pk=message_id).exists)()
     if not exists:
         raise Http404
-    REGISTRY.cancel(message_id)
+    if not REGISTRY.cancel(message_id):
+        # Not running here: a reply waiting for approval stops with its calls denied.
+        message = await sync_to_async(Message.objects.get)(pk=message_id)
+        await sync_to_async(approvals.approvals_stop)(message=message)
     return HttpResponse(status=204)
+
+
+@login_required
+@require_POST
+async def approval(request: HttpRequest, pk: int) -> HttpResponse:
+    """The person's answer to an approval card: Approve (the ticked calls run,
+    the others are denied), Deny, or Approve all for this chat. The reply
+    goes on at once."""
+    user = await request.auser()
+    card = await sync_to_async(approval_card_for)(user, pk)
+    decision = request.POST.get("decision", "")
+    if decision not in ("approve", "deny", "approve_chat"):
+        return HttpResponse(_error("choose Approve, Deny or Approve all"), status=400)
+    chosen = set(request.POST.getlist("call")) if decision == "approve" else None
+    try:
+        await sync_to_async(approvals.approvals_resolve)(
+            user=user,
+            action=card,
+            approve=set() if decision == "deny" else chosen,
+            approve_all_for_chat=decision == "approve_chat",
+        )
+    except JarvisError as exc:
+        return HttpResponse(_error(str(exc)), status=409)
+    await reply_resume(card.message_id)
+    await sync_to_async(card.refresh_from_db)()
+    html = await sync_to_async(render_to_string)(
+        "chats/_action.html", {"action": card}, request=request
+    )
+    return HttpResponse(html)
 
 
 @login_required

@@ -94,6 +94,31 @@ class TurnContext:
         if line not in self.caveats:
             self.caveats.append(line)
 
+    def state(self) -> dict:
+        """What a turn paused for approval must carry over (plain JSON): the
+        passages numbered so far (citations are checked against them at the
+        end), the caveats, and whether local-only content was read."""
+        return {
+            "passages": [
+                {"n": p.n, "superseded_by": p.superseded_by, "result": p.result.as_dict()}
+                for p in self.passages.values()
+            ],
+            "caveats": list(self.caveats),
+            "saw_local_only": self.saw_local_only,
+        }
+
+    def restore(self, state: dict) -> None:
+        for saved in state.get("passages", []):
+            passage = Passage(
+                result=Result(**saved["result"]),
+                n=saved["n"],
+                superseded_by=saved["superseded_by"],
+            )
+            self.passages[passage.n] = passage
+            self.by_chunk[passage.result.chunk_id] = passage.n
+        self.caveats = list(state.get("caveats", []))
+        self.saw_local_only = bool(state.get("saw_local_only"))
+
 
 def wrap(lines: list[str], footer: str = "") -> str:
     body = "\n\n".join(lines)

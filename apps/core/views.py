@@ -1,3 +1,5 @@
+"""The home redirect, the health check and the styled error pages."""
+
 from __future__ import annotations
 
 from django.contrib import messages

@@ -1,3 +1,6 @@
+"""The instance's configuration rows: settings (one row), LLM connections with
+their encrypted keys, the model catalogue."""
+
 from __future__ import annotations
 
 from urllib.parse import urlsplit

@@ -6,6 +6,7 @@ from apps.chats.live import mark_interrupted
 from apps.chats.models import Chat
 from apps.chats.reply import Reply
 from apps.chats.selectors import busy_message, chats_of
+from apps.instance.selectors import instance_settings
 from apps.llm.selectors import default_model_for, models_for
 
 
@@ -38,4 +39,5 @@ def chat_page_context(user, chat: Chat | None) -> dict:
         "chats": list(chats_of(user)[:200]),
         "models": list(models_for(user)),
         "default_model": default_model_for(user),
+        "chats_kept": instance_settings().chats_kept,
     }

@@ -130,9 +130,8 @@ async def _turn(generation: Generation, *, resume: bool = False) -> None:
         return
     generation.model_label = turn.model.label
     generation.status = Message.Status.STREAMING
-    context_length = getattr(turn.model, "context_length", 0) or 0
-    if context_length and not resume:
-        await maybe_compact(generation, turn, context_length)
+    if not resume:
+        await maybe_compact(generation, turn)
     question_turn = turn.question.turns or [
         {"role": "user", "blocks": [{"type": "text", "text": turn.question.text}]}
     ]

@@ -9,13 +9,25 @@ or twice still leaves the page right."""
 from __future__ import annotations
 
 from django.template.loader import render_to_string
+from django.utils.html import format_html
 
 from apps.chats.reply import Reply
 
-BLOCKS = ("status", "reasoning", "activity", "answer", "sources", "notes", "actions")
+BLOCKS = ("status", "reasoning", "activity", "answer", "sources", "notes", "actions", "meta")
 
 
-def render_blocks(reply: Reply, blocks=BLOCKS, *, composer: bool = False) -> str:
+def leaf_marker(leaf: int) -> str:
+    """Tells every tab which reply the chat's branch ends with: a tab showing
+    another branch (the person regenerated or paged in another tab) fetches
+    the conversation again (static/js/chat.js)."""
+    return format_html(
+        '<span id="chat-leaf" data-leaf="{}" hidden hx-swap-oob="true"></span>', leaf
+    )
+
+
+def render_blocks(
+    reply: Reply, blocks=BLOCKS, *, composer: bool = False, leaf: bool = False
+) -> str:
     parts = [
         render_to_string(f"chats/_reply.html#{block}", {"reply": reply, "oob": True})
         for block in blocks
@@ -31,4 +43,12 @@ def render_blocks(reply: Reply, blocks=BLOCKS, *, composer: bool = False) -> str
                 },
             )
         )
+        if reply.chat_usage is not None:
+            parts.append(
+                render_to_string(
+                    "chats/_chat_usage.html", {"chat_usage": reply.chat_usage, "oob": True}
+                )
+            )
+    if leaf:
+        parts.append(leaf_marker(reply.pk))
     return "".join(parts)

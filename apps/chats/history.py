@@ -27,11 +27,25 @@ def index_exchange(*, question: Message, answer: Message) -> None:
     chat = answer.chat
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {TABLE} WHERE rowid = %s", [answer.pk])
-        cursor.execute(
-            f"INSERT INTO {TABLE}(rowid, question, answer, owner_id, chat_id, private) "
-            "VALUES (%s, %s, %s, %s, %s, %s)",
-            [answer.pk, question.text, answer.text, chat.owner_id, chat.pk, int(chat.private)],
-        )
+        _insert(cursor, chat, question, answer)
+
+
+def _insert(cursor, chat: Chat, question: Message, answer: Message) -> None:
+    cursor.execute(
+        f"INSERT INTO {TABLE}(rowid, question, answer, owner_id, chat_id, private) "
+        "VALUES (%s, %s, %s, %s, %s, %s)",
+        [answer.pk, question.text, answer.text, chat.owner_id, chat.pk, int(chat.private)],
+    )
+
+
+def index_branch(chat: Chat, exchanges: list[tuple[Message, Message]]) -> None:
+    """The chat's searchable history becomes the exchanges of the branch it
+    now shows (a regenerated answer or an edited question leaves it; paging
+    back brings it back)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {TABLE} WHERE chat_id = %s", [chat.pk])
+        for question, answer in exchanges:
+            _insert(cursor, chat, question, answer)
 
 
 def mark_private(chat: Chat) -> None:

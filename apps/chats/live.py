@@ -87,7 +87,7 @@ def flush(generation: Generation, *, everything: bool = False) -> None:
     if blocks or everything:
         REGISTRY.publish(
             generation.chat_id,
-            frames.render_blocks(generation, blocks, composer=everything),
+            frames.render_blocks(generation, blocks, composer=everything, leaf=everything),
         )
 
 

@@ -29,6 +29,7 @@ from apps.chats.live import REGISTRY, Generation, flush, flusher
 from apps.chats.models import Message
 from apps.chats.reply import Reply
 from apps.chats.saving import maybe_save, save, snapshot
+from apps.chats.usage import chat_usage_line
 from apps.llm import (
     Finished,
     OpaqueBlock,
@@ -101,6 +102,9 @@ async def run(generation: Generation, *, resume: bool = False) -> None:
                 with contextlib.suppress(Exception):
                     await generation.save_task
             await sync_to_async(save, thread_sensitive=False)(snapshot(generation, final=True))
+            generation.chat_usage = await sync_to_async(chat_usage_line, thread_sensitive=False)(
+                generation.chat_id
+            )
         finally:
             flush(generation, everything=True)
             REGISTRY.finished(generation)

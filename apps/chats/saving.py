@@ -15,6 +15,7 @@ from django.db import close_old_connections
 from apps.chats.history import index_exchange
 from apps.chats.live import SAVE_INTERVAL, Generation
 from apps.chats.models import Message
+from apps.chats.setup import question_of
 
 logger = logging.getLogger(__name__)
 
@@ -46,12 +47,8 @@ def save(snapshot: Snapshot) -> None:
 
 
 def index_exchange_of(message_id: int) -> None:
-    answer = Message.objects.select_related("chat").get(pk=message_id)
-    question = (
-        answer.chat.messages.filter(pk__lt=answer.pk, role=Message.Role.USER)
-        .order_by("-pk")
-        .first()
-    )
+    answer = Message.objects.select_related("chat", "parent").get(pk=message_id)
+    question = question_of(answer)
     if question is not None:
         index_exchange(question=question, answer=answer)
 

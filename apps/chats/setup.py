@@ -9,6 +9,7 @@ from datetime import date
 
 from django.utils import timezone
 
+from apps.chats import tree
 from apps.chats.models import Chat, Message
 from apps.core.errors import JarvisError
 from apps.instance.prompts import response_style_for
@@ -60,11 +61,12 @@ def system_prompt(user, chat: Chat) -> str:
 
 
 def conversation(chat: Chat, *, before: int) -> list[dict]:
-    """Earlier turns as provider-neutral turns: messages after the summary,
-    without failed replies (their text is an error for the person, not context)."""
+    """Earlier turns as provider-neutral turns: the messages on the branch
+    leading to message `before` (not other branches: a regenerated answer or
+    an edited question is not context), after the summary, without failed
+    replies (their text is an error for the person, not context)."""
     turns: list[dict] = []
-    messages = chat.messages.filter(pk__lt=before, pk__gt=chat.summary_upto).order_by("pk")
-    for message in messages:
+    for message in after_summary(chat, tree.lineage(chat, before)[:-1]):
         if message.status in (Message.Status.ERROR, Message.Status.INTERRUPTED):
             continue
         if message.role == Message.Role.ASSISTANT and not message.turns and message.text:
@@ -72,6 +74,14 @@ def conversation(chat: Chat, *, before: int) -> list[dict]:
             continue
         turns.extend(message.turns)
     return _balanced(turns)
+
+
+def after_summary(chat: Chat, path: list[Message]) -> list[Message]:
+    """The messages of `path` the summary does not cover."""
+    for index, message in enumerate(path):
+        if message.pk == chat.summary_upto:
+            return path[index + 1 :]
+    return path
 
 
 def _balanced(turns: list[dict]) -> list[dict]:
@@ -87,12 +97,10 @@ def _balanced(turns: list[dict]) -> list[dict]:
 
 
 def load(answer_id: int) -> TurnSetup:
-    answer = Message.objects.select_related("chat", "chat__owner").get(pk=answer_id)
+    answer = Message.objects.select_related("chat", "chat__owner", "parent").get(pk=answer_id)
     chat = answer.chat
     user = chat.owner
-    question = (
-        chat.messages.filter(pk__lt=answer.pk, role=Message.Role.USER).order_by("-pk").first()
-    )
+    question = question_of(answer)
     setup = TurnSetup(
         user=user, chat=chat, question=question, answer=answer, model=None, config=None,
         cloud=False, system=system_prompt(user, chat),
@@ -119,6 +127,18 @@ def load(answer_id: int) -> TurnSetup:
     setup.config = config
     setup.history = conversation(chat, before=question.pk if question else answer.pk)
     return setup
+
+
+def question_of(answer: Message) -> Message | None:
+    """The person's message `answer` replies to (its parent in the tree)."""
+    if answer.parent_id is not None:
+        return answer.parent
+    # Never linked into a tree (written before it): the message before it.
+    return (
+        answer.chat.messages.filter(pk__lt=answer.pk, role=Message.Role.USER)
+        .order_by("-pk")
+        .first()
+    )
 
 
 def today() -> date:

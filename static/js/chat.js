@@ -1,5 +1,6 @@
 // The chat page: sending with Ctrl/Cmd+Enter, keeping the newest text in view,
-// showing refusals in the composer, confirming deletes, and @-mentions.
+// showing refusals in the composer, confirming deletes, @-mentions, copying
+// an answer, and following the branch shown when another tab changes it.
 // No inline script anywhere (CSP); the page works without this file, minus
 // these comforts.
 (function () {
@@ -15,10 +16,26 @@
     }
   });
 
-  // A refused send (empty, too long, a reply still running) shows its reason.
+  function lastReply() {
+    var replies = document.querySelectorAll(".messages-list [data-testid=reply]");
+    return replies.length ? replies[replies.length - 1] : null;
+  }
+  function replyId(reply) { return reply ? Number(reply.id.replace("msg-", "")) : null; }
+
+  // A send goes on from the reply this page ends with (a second tab may show
+  // an older branch than the chat's newest).
+  document.addEventListener("htmx:configRequest", function (event) {
+    var reply = lastReply();
+    if (event.detail.elt === composer() && reply) event.detail.parameters.after = replyId(reply);
+  });
+
+  // A refused send, regenerate, edit or page (empty, too long, a reply still
+  // running, a model the chat may not use) shows its reason by the composer.
   document.addEventListener("htmx:beforeSwap", function (event) {
     var status = event.detail.xhr.status;
-    if (event.detail.elt === composer() && (status === 400 || status === 409)) {
+    var elt = event.detail.elt;
+    var action = elt === composer() || (elt.hasAttribute && elt.hasAttribute("data-chat-action"));
+    if (action && (status === 400 || status === 409)) {
       event.detail.shouldSwap = true;
       event.detail.isError = false;
       event.detail.target = document.getElementById("composer-error");
@@ -37,6 +54,25 @@
     var message = event.target.getAttribute("data-confirm");
     if (message && !window.confirm(message)) event.preventDefault();
   }, true);
+
+  // Copy an answer's Markdown (with its sources): the text waits in a hidden
+  // textarea beside the reply; the button says when it is done.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest ? event.target.closest("[data-copy]") : null;
+    if (!button) return;
+    var source = document.getElementById(button.getAttribute("data-copy"));
+    if (!source) return;
+    var label = button.textContent;
+    function said(text) {
+      button.textContent = text;
+      setTimeout(function () { button.textContent = label; }, 1500);
+    }
+    if (!navigator.clipboard) { said("Copy failed"); return; }
+    navigator.clipboard.writeText(source.value).then(
+      function () { said("Copied"); },
+      function () { said("Copy failed"); }
+    );
+  });
 
   // Keep the newest text in view while a reply streams, unless the reader scrolled up.
   function follow() {
@@ -130,19 +166,38 @@
   // frames (or, for a fast reply, all of them) may have arrived before the
   // POST's response put the reply on the page, and were skipped above.
   var socket = null;
+  var requests = 0; // this page's own requests in flight (sends, regenerates, pages)
   function refresh(reply) {
-    if (socket && reply) socket.send(JSON.stringify({ refresh: Number(reply.id.replace("msg-", "")) }));
+    if (socket && reply) socket.send(JSON.stringify({ refresh: replyId(reply) }));
   }
+  document.addEventListener("htmx:beforeRequest", function () { requests += 1; });
+  document.addEventListener("htmx:afterRequest", function () { requests = Math.max(0, requests - 1); });
+
+  // The chat's branch ends with another reply than this page shows (another
+  // tab sent, regenerated, edited or paged): fetch the conversation again.
+  // Not while this page's own request runs: its answer brings the change.
+  function followLeaf() {
+    var marker = document.getElementById("chat-leaf");
+    var main = document.querySelector("[data-conversation-url]");
+    var list = document.getElementById("messages");
+    if (!marker || !main || !list || requests > 0) return;
+    var leaf = marker.getAttribute("data-leaf");
+    if (!leaf || document.getElementById("msg-" + leaf)) return;
+    window.htmx.ajax("GET", main.getAttribute("data-conversation-url"), { target: list, swap: "innerHTML" });
+  }
+  document.addEventListener("htmx:wsAfterMessage", followLeaf);
   // A reply shown as still running when the socket (re)opens may have finished
   // in between (the page was rendered, then the reply ended): ask for it.
   document.addEventListener("htmx:wsOpen", function (event) {
     socket = event.detail.socketWrapper;
     document.querySelectorAll('#messages [data-testid=reply][data-status=pending], #messages [data-testid=reply][data-status=streaming]').forEach(refresh);
   });
+  // The same after a regenerate, an edit or a page, which swap in the whole conversation.
   document.addEventListener("htmx:afterSwap", function (event) {
-    if (event.detail.requestConfig && event.detail.requestConfig.elt === composer() && socket) {
-      var replies = document.querySelectorAll("#messages [data-testid=reply]");
-      refresh(replies[replies.length - 1]);
+    var target = event.detail.target;
+    var list = target && target.classList && target.classList.contains("messages-list");
+    if (event.detail.requestConfig && (list || event.detail.requestConfig.elt === composer())) {
+      refresh(lastReply());
     }
   });
 

@@ -74,6 +74,7 @@ import argparse
 import asyncio
 import base64
 import hashlib
+import html
 import multiprocessing
 import os
 import random
@@ -95,7 +96,15 @@ WARM_UP_CLIENT = 0  # client numbers of the measured clients start at 1
 WARM_UP_TOKENS = 20
 TOKEN_RE = re.compile(r"t(\d{4})")
 STATUS_RE = re.compile(r'id="msg-\d+-status"[^>]*?data-status="([a-z]+)"')
-ANSWER_RE = re.compile(r'<div id="msg-\d+-answer"[^>]*>(.*?)</div>', re.S)
+# A whole answer block runs from its element to the next block of the frame (or its end).
+ANSWER_RE = re.compile(
+    r'<div id="msg-\d+-answer"[^>]*>(.*?)(?=<[a-z]+ id="msg-\d+-(?:sources|notes|actions|meta)"|$)',
+    re.S,
+)
+# While the answer streams, frames append text to its open block (apps/chats/streaming.py).
+APPEND_RE = re.compile(r'<span data-append="msg-\d+-open" data-at="(\d+)">([^<]*)</span>')
+OPEN_RE = re.compile(r'<div id="msg-\d+-open"[^>]*>([^<]*)</div>')
+TAG_RE = re.compile(r"<[^>]+>")
 FINAL = ("done", "error", "stopped", "interrupted")
 
 
@@ -495,18 +504,37 @@ def analyse(runs: list[Run], emitted: dict[int, dict[int, float]], args) -> Figu
         seen = -1
         finished = False
         run_token_frames = 0
+        shown = ""  # the answer's text as the page shows it, rebuilt as chat.js does
         for arrival, message in run.frames:
             figures.frames += 1
             status = STATUS_RE.search(message)
             answer = ANSWER_RE.search(message)
-            if status is None and answer is None:
+            appends = APPEND_RE.findall(message)
+            if status is None and answer is None and not appends:
                 figures.bad += 1
                 continue
             if status and status.group(1) in FINAL:
                 finished = True
-            if answer is None:
+            if answer is not None:
+                # Streaming, the text ends with the open block (where appends go).
+                block = answer.group(1)
+                open_block = OPEN_RE.search(block)
+                if open_block is not None:
+                    block = block[: open_block.start()] + open_block.group(1)
+                shown = html.unescape(TAG_RE.sub("", block))
+            gap = False
+            for at, text in appends:
+                at, text = int(at), html.unescape(text)
+                if at > len(shown):
+                    gap = True  # the page would ask for the whole reply again
+                    continue
+                shown += text[len(shown) - at :]
+            if gap:
+                figures.gaps += 1
                 continue
-            numbers = [int(n) for n in TOKEN_RE.findall(answer.group(1))]
+            if answer is None and not appends:
+                continue
+            numbers = [int(n) for n in TOKEN_RE.findall(shown)]
             if numbers != list(range(len(numbers))):
                 figures.gaps += 1
                 continue

@@ -3,8 +3,10 @@
 A frame is a few top-level elements with ids (the reply's status line,
 reasoning, tool activity, answer, sources, notes, confirmation cards, and the
 composer's Send/Stop button); the htmx websocket extension swaps each into the
-element with the same id. Whole blocks, not deltas: a frame that arrives late
-or twice still leaves the page right."""
+element with the same id. Whole blocks: a frame that arrives late or twice
+still leaves the page right. The one exception is the text of an answer or a
+reasoning while it streams, which frames append to (apps.chats.streaming,
+with offsets, so a late or repeated append is harmless too)."""
 
 from __future__ import annotations
 
@@ -25,13 +27,14 @@ def leaf_marker(leaf: int) -> str:
     )
 
 
+def render_block(reply: Reply, block: str) -> str:
+    return render_to_string(f"chats/_reply.html#{block}", {"reply": reply, "oob": True})
+
+
 def render_blocks(
     reply: Reply, blocks=BLOCKS, *, composer: bool = False, leaf: bool = False
 ) -> str:
-    parts = [
-        render_to_string(f"chats/_reply.html#{block}", {"reply": reply, "oob": True})
-        for block in blocks
-    ]
+    parts = [render_block(reply, block) for block in blocks]
     if composer:
         parts.append(
             render_to_string(

@@ -11,6 +11,7 @@ from typing import ClassVar
 from apps.chats.citations import render_answer
 from apps.chats.export import reply_markdown
 from apps.chats.models import Message
+from apps.chats.streaming import plain_html
 from apps.chats.usage import usage_line
 
 
@@ -57,6 +58,10 @@ class Reply:
     @property
     def answer_html(self):
         return render_answer(self.text, self.citations)
+
+    @property
+    def reasoning_html(self):
+        return plain_html(self.reasoning)
 
     @property
     def markdown(self) -> str:

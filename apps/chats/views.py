@@ -62,6 +62,8 @@ def _safe_next(request: HttpRequest) -> str | None:
 
 def _visible_mentions(user, mentions: list[dict]) -> list[dict]:
     """Keep only mentions of things the person may read (a forged id is dropped)."""
+    if not mentions:
+        return []
     wanted = {
         kind: [m["id"] for m in mentions if m["kind"] == kind]
         for kind in ("document", "collection")

@@ -1,11 +1,20 @@
-"""Headers every response carries, static files and error pages included."""
+"""Headers every response carries, static files and error pages included;
+and static files served (whitenoise) without making every request sync.
+
+Both middlewares work in sync and async stacks. Under daphne a sync-only
+middleware near the top made Django run the whole rest of the stack through
+a thread of the request's own and back (async_to_sync), for every request,
+async views (sending a chat message) included.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
+from whitenoise.middleware import WhiteNoiseMiddleware
 
 # No inline script anywhere: htmx is configured (base.html meta) not to eval,
 # and every behaviour lives in static/js/. connect-src 'self' covers same-origin
@@ -44,11 +53,24 @@ def content_security_policy(request: HttpRequest) -> str:
 
 
 class SecurityHeadersMiddleware:
+    sync_capable = True
+    async_capable = True
+
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
+        if iscoroutinefunction(self):
+            return self._acall(request)
+        return self.headers(request, self.get_response(request))
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        return self.headers(request, await self.get_response(request))
+
+    @staticmethod
+    def headers(request: HttpRequest, response: HttpResponse) -> HttpResponse:
         # A view that serves a sandboxed preview sets its own, stricter policy.
         if "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = content_security_policy(request)
@@ -59,3 +81,35 @@ class SecurityHeadersMiddleware:
         response.setdefault("X-Frame-Options", "DENY")
         response.setdefault("Referrer-Policy", "same-origin")
         return response
+
+
+class StaticFilesMiddleware(WhiteNoiseMiddleware):
+    """Whitenoise, in a sync or an async stack: a static file is served from a
+    thread (opening it is blocking I/O), anything else goes on as it came."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response=None, **kwargs) -> None:
+        super().__init__(get_response, **kwargs)
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest):
+        if iscoroutinefunction(self):
+            return self._acall(request)
+        return super().__call__(request)
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        if self.autorefresh or request.path_info in self.files:
+            response = await sync_to_async(self._static, thread_sensitive=False)(request)
+            if response is not None:
+                return response
+        return await self.get_response(request)
+
+    def _static(self, request: HttpRequest) -> HttpResponse | None:
+        if self.autorefresh:
+            static_file = self.find_file(request.path_info)
+        else:
+            static_file = self.files.get(request.path_info)
+        return self.serve(static_file, request) if static_file is not None else None

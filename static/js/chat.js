@@ -147,6 +147,21 @@
   // A socket frame can arrive before the reply it updates is on this page (the
   // send's response and the socket race): skip blocks whose element is not
   // there yet instead of failing the swap; later frames carry the blocks again.
+  // While an answer (or its reasoning) streams, frames carry only the text
+  // appended since the last one (apps/chats/streaming.py): data-at is where
+  // it starts, data-end on the open block where the page's text ends; only
+  // the part past the end is added, and a gap asks for the whole reply again.
+  function append(piece) {
+    var open = document.getElementById(piece.getAttribute("data-append"));
+    if (!open) return; // not on this page yet: the refresh after a send brings it
+    var at = Number(piece.getAttribute("data-at"));
+    var end = Number(open.getAttribute("data-end"));
+    if (at > end) { refresh(open.closest("[data-testid=reply]")); return; }
+    var fresh = piece.textContent.slice(end - at);
+    if (!fresh) return;
+    open.appendChild(document.createTextNode(fresh));
+    open.setAttribute("data-end", String(end + fresh.length));
+  }
   function frames() {
     if (!window.htmx) return;
     window.htmx.defineExtension("chat-frames", {
@@ -155,6 +170,7 @@
         var template = document.createElement("template");
         template.innerHTML = text;
         Array.prototype.slice.call(template.content.children).forEach(function (block) {
+          if (block.hasAttribute("data-append")) { append(block); block.remove(); return; }
           if (block.id && !document.getElementById(block.id)) block.remove();
         });
         return template.innerHTML;

@@ -14,15 +14,13 @@ from apps.llm.selectors import default_model_for, models_for
 
 def conversation_context(user, chat: Chat | None) -> dict:
     """One chat's messages as the page renders them (the branch shown, each
-    message with its pager when it has alternatives), the reply still
-    running, and the models a reply may be regenerated with."""
+    message with its pager when it has alternatives) and the reply still running."""
     context = {
         "chat": chat,
         "configure_link": user.is_staff,
         "items": [],
         "busy_message": None,
         "compacted_upto": None,
-        "regenerate_models": [],
     }
     if chat is not None:
         mark_interrupted(chat)
@@ -30,7 +28,6 @@ def conversation_context(user, chat: Chat | None) -> dict:
         busy = busy_message(chat)
         context["busy_message"] = busy.pk if busy else None
         context["compacted_upto"] = chat.summary_upto
-        context["regenerate_models"] = regenerate_models(user, chat)
     return context
 
 
@@ -67,4 +64,5 @@ def chat_page_context(user, chat: Chat | None) -> dict:
         "default_model": default_model_for(user),
         "chats_kept": instance_settings().chats_kept,
         "chat_usage": chat_usage_for(chat),
+        "regenerate_models": regenerate_models(user, chat) if chat is not None else [],
     }

@@ -21,7 +21,7 @@ from apps.chats.export import chat_markdown, export_filename
 from apps.chats.history import search_chats
 from apps.chats.live import REGISTRY
 from apps.chats.models import Chat, Message, PendingAction
-from apps.chats.pages import chat_page_context, conversation_context, regenerate_models
+from apps.chats.pages import chat_page_context, conversation_context
 from apps.chats.reply import Reply
 from apps.chats.runner import reply_resume, reply_start
 from apps.chats.selectors import approval_card_for, chats_of, get_chat_for
@@ -142,13 +142,7 @@ async def answer_send(
 def _exchange_html(request, user, chat: Chat, question: Message, answer: Message) -> str:
     reply = Reply.of(answer, actions=[], configure_link=user.is_staff)
     return render_to_string(
-        "chats/_exchange.html",
-        {
-            "question": question,
-            "reply": reply,
-            "regenerate_models": regenerate_models(user, chat),
-        },
-        request=request,
+        "chats/_exchange.html", {"question": question, "reply": reply}, request=request
     )
 
 

@@ -74,6 +74,19 @@
     );
   });
 
+  // Each reply's Regenerate offers the other models from the page's one list
+  // (chat.html), so a reply appended by a send carries no list of its own.
+  function regenerateModels(root) {
+    var list = document.getElementById("regenerate-models");
+    if (!list || !list.content.children.length || !root.querySelectorAll) return;
+    root.querySelectorAll("select[data-regenerate-models]").forEach(function (select) {
+      if (select.options.length > 1) return;
+      select.appendChild(list.content.cloneNode(true));
+      select.hidden = false;
+    });
+  }
+  document.addEventListener("htmx:load", function (event) { regenerateModels(event.detail.elt); });
+
   // Keep the newest text in view while a reply streams, unless the reader scrolled up.
   function follow() {
     var list = document.getElementById("messages");
@@ -217,5 +230,7 @@
     }
   });
 
-  document.addEventListener("DOMContentLoaded", function () { frames(); follow(); mentions(); });
+  document.addEventListener("DOMContentLoaded", function () {
+    frames(); follow(); mentions(); regenerateModels(document);
+  });
 })();

@@ -212,3 +212,31 @@ def test_a_second_tab_follows_a_regenerate_made_in_the_first(
     assert other.locator(f"{REPLIES} [data-testid=pager-at]").inner_text() == "2 of 2"
     assert other.locator(REPLIES).count() == 1
     assert console_errors == [] and other_errors == []
+
+
+def test_a_streaming_answer_shows_closed_paragraphs_rendered_and_ends_whole(
+    page, console_errors, live_server_url, owner, local_model, llm
+):
+    answer = (
+        "First, the **boiler** needs a service.\n\n"
+        + "Then bleed every radiator, starting with the one nearest the boiler. " * 6
+        + "\n\nFinally, *check* the pressure."
+    )
+    llm.queue(Reply(text=answer, chunk_chars=5, delay=0.04))  # about 4 s
+    sign_in(page, live_server_url)
+    send(page, "How do I look after the heating?")
+    page.wait_for_url(new_chat_url(live_server_url))
+    # While the second paragraph is being written, the first is already rendered.
+    page.wait_for_function(
+        "() => { const o = document.querySelector('[data-testid=answer] .msg__open');"
+        " return o && o.textContent.includes('bleed every radiator'); }"
+    )
+    assert page.locator("[data-testid=answer] strong").inner_text() == "boiler"
+    streamed = page.locator("[data-testid=answer] .msg__open").inner_text()
+    assert "**" not in streamed and answer.split("\n\n")[1].startswith(streamed.strip()[:40])
+    wait_for_status(page, "done")
+    # The final frame is the whole answer rendered: no plain-text block is left.
+    assert page.locator("[data-testid=answer] .msg__open").count() == 0
+    assert page.locator("[data-testid=answer] p").count() == 3
+    assert page.locator("[data-testid=answer] em").inner_text() == "check"
+    assert console_errors == []

@@ -28,7 +28,7 @@ from apps.chats.fallback import search_fallback
 from apps.chats.live import REGISTRY, Generation, flush, flusher
 from apps.chats.models import Message
 from apps.chats.reply import Reply
-from apps.chats.saving import maybe_save, save, snapshot
+from apps.chats.saving import SAVER, maybe_save, save, snapshot
 from apps.chats.usage import chat_usage_line
 from apps.llm import (
     Finished,
@@ -96,11 +96,7 @@ async def run(generation: Generation, *, resume: bool = False) -> None:
             await frames_task
         generation.status_line = ""
         try:
-            if generation.save_task is not None:
-                # A periodic save still in flight must land before the final
-                # one; its failure is already logged (_log_failed_save).
-                with contextlib.suppress(Exception):
-                    await generation.save_task
+            await SAVER.settled(generation)  # a periodic save lands before the final one
             await sync_to_async(save, thread_sensitive=False)(snapshot(generation, final=True))
             generation.chat_usage = await sync_to_async(chat_usage_line, thread_sensitive=False)(
                 generation.chat_id

@@ -97,11 +97,13 @@ class TextStream:
     def step(self, text: str) -> tuple[str, SafeString | None]:
         """The next published frame for `text`: (SAME, None) when nothing
         changed; (APPEND, the append element) when it only grew within the
-        open block; (WHOLE, None) when a block closed or the text was
-        rewritten (the caller sends the whole block). Records `text` as published."""
+        open block; (WHOLE, None) for the first text, when a block closed or
+        when the text was rewritten (the caller sends the whole block).
+        Records `text` as published."""
         if text == self.sent:
             return SAME, None
-        grows = text.startswith(self.sent)
+        # The first text goes whole: its block may be hidden while empty (the reasoning's).
+        grows = bool(self.sent) and text.startswith(self.sent)
         boundary = self._boundary(text)
         if grows and boundary == self.closed:
             at = units(self.sent)

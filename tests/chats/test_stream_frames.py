@@ -44,9 +44,11 @@ def reply(frames):
 def test_frames_carry_only_the_text_appended_to_the_open_block(reply, frames):
     writing(reply, "Hello wor")
     writing(reply, "Hello world, and **more")
-    first, second = frames()[1:]
-    assert first == '<span data-append="msg-7-open" data-at="0">Hello wor</span>'
+    writing(reply, "Hello world, and **more**")
+    first, second, third = frames()[1:]
+    assert 'id="msg-7-answer"' in first and 'data-end="9">Hello wor</div>' in first
     assert second == '<span data-append="msg-7-open" data-at="9">ld, and **more</span>'
+    assert third == '<span data-append="msg-7-open" data-at="23">**</span>'
 
 
 def test_a_closed_paragraph_is_rendered_and_the_open_one_stays_text(reply, frames):
@@ -61,9 +63,10 @@ def test_a_closed_paragraph_is_rendered_and_the_open_one_stays_text(reply, frame
 
 
 def test_a_blank_line_inside_a_code_fence_closes_nothing(reply, frames):
+    writing(reply, "```python\nx = 1")
     writing(reply, "```python\nx = 1\n\ny = 2")
     writing(reply, "```python\nx = 1\n\ny = 2\n")
-    assert all("data-append" in frame for frame in frames()[1:])
+    assert all(frame.startswith("<span data-append") for frame in frames()[2:])
     writing(reply, "```python\nx = 1\n\ny = 2\n```\n\nAfter")
     whole = frames()[-1]
     assert "<pre><code" in whole and 'data-end="33">After</div>' in whole

@@ -222,10 +222,17 @@ def test_a_streaming_answer_shows_closed_paragraphs_rendered_and_ends_whole(
         + "Then bleed every radiator, starting with the one nearest the boiler. " * 6
         + "\n\nFinally, *check* the pressure."
     )
-    llm.queue(Reply(text=answer, chunk_chars=5, delay=0.04))  # about 4 s
+    reasoning = "The person heats with a boiler and radiators; service, bleed, pressure."
+    llm.queue(Reply(reasoning=reasoning, text=answer, chunk_chars=5, delay=0.04))  # about 5 s
     sign_in(page, live_server_url)
     send(page, "How do I look after the heating?")
     page.wait_for_url(new_chat_url(live_server_url))
+    # The reasoning shows as it streams (its block was hidden while empty).
+    page.locator(".msg__reasoning").wait_for(state="visible")
+    page.locator(".msg__reasoning summary").click()
+    page.wait_for_function(
+        "r => document.querySelector('.msg__reasoning').textContent.includes(r)", arg=reasoning
+    )
     # While the second paragraph is being written, the first is already rendered.
     page.wait_for_function(
         "() => { const o = document.querySelector('[data-testid=answer] .msg__open');"

@@ -14,6 +14,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("apps.accounts.urls")),
     path("settings/assistant/", include("apps.chats.settings_urls")),
+    path("settings/ssh/", include("apps.agents.settings_urls")),
     path("", include("apps.core.urls")),
     path("chat/", include("apps.chats.urls")),
     path("library/", include("apps.library.urls")),

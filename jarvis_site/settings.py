@@ -252,6 +252,12 @@ CHAT_MAX_TOOL_ROUNDS = env_int("JARVIS_CHAT_MAX_TOOL_ROUNDS", 6, minimum=1)
 CHAT_COMPACT_PERCENT = env_int("JARVIS_CHAT_COMPACT_PERCENT", 75, minimum=10)
 CHAT_REQUEST_TIMEOUT_SECONDS = env_int("JARVIS_CHAT_TIMEOUT_SECONDS", 120, minimum=5)
 
+# --- Agent chats: the terminal panel (apps/agents/terminal/)
+# A terminal nobody watches and nobody types into is closed after this long.
+TERMINAL_IDLE_SECONDS = env_int("JARVIS_TERMINAL_IDLE_SECONDS", 1800, minimum=10)
+# Output kept per terminal for a reload, a second tab or a dropped viewer.
+TERMINAL_SCROLLBACK_BYTES = env_int("JARVIS_TERMINAL_SCROLLBACK_BYTES", 512 * 1024, minimum=4096)
+
 # --- Drafts: the sandbox the assistant writes into (apps/drafts/sandbox.py)
 DRAFTS_ROOT = env_path("JARVIS_DRAFTS_DIR", DATA_DIR / "drafts")
 DRAFTS_EXTENSIONS = tuple(

@@ -16,6 +16,7 @@ urlpatterns = [
     path("settings/assistant/", include("apps.chats.settings_urls")),
     path("settings/ssh/", include("apps.agents.settings_urls")),
     path("", include("apps.core.urls")),
+    path("chat/agent/", include("apps.agents.urls")),
     path("chat/", include("apps.chats.urls")),
     path("library/", include("apps.library.urls")),
     path("drafts/", include("apps.drafts.urls")),

@@ -22,6 +22,7 @@ from apps.chats.pages import chat_page_context
 from apps.chats.runner import REGISTRY
 from apps.chats.selectors import chats_of, get_chat_for
 from apps.core.errors import Conflict, JarvisError
+from apps.core.middleware import csp_allow_inline_styles
 
 
 @login_required
@@ -34,7 +35,11 @@ def index(request: HttpRequest) -> HttpResponse:
 @require_GET
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     chat = get_chat_for(request.user, pk)
-    return render(request, "chats/chat.html", chat_page_context(request.user, chat))
+    context = chat_page_context(request.user, chat)
+    response = render(request, "chats/chat.html", context)
+    if context["inline_styles"]:
+        csp_allow_inline_styles(response)  # a hook's widget (the terminal) styles itself inline
+    return response
 
 
 def _mentions(request: HttpRequest) -> list[dict]:

@@ -1,0 +1,320 @@
+"""One chat's terminal: a shell on a PTY and the browser tabs watching it.
+
+A `TerminalSession` owns the SSH connection and the shell, a bounded
+scrollback (so a reload or a dropped viewer comes back to the same screen) and
+its viewers. Output is fanned out as it arrives: each viewer has a bounded
+queue, and one that falls too far behind is dropped (its socket is closed and
+it reconnects with the scrollback, which costs it nothing: the scrollback is
+the state). The PTY and the other viewers never wait for a slow one, and
+nothing buffers without bound: "yes" is one word to type.
+
+A viewer's queue only fills if sending to it is slow, and a websocket send
+does not wait for the browser (daphne buffers whatever is sent). So viewers
+acknowledge what they have shown (`ack` with the total bytes); a viewer has at
+most WINDOW bytes unacknowledged, beyond that its sender waits and its queue
+fills. Memory per viewer is bounded by WINDOW + QUEUE_BYTES, per session by
+the scrollback and the SSH channel window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from apps.agents import ssh
+from apps.agents.terminal.marks import MARK, shell_command
+
+logger = logging.getLogger(__name__)
+
+QUEUE_BYTES = 1024 * 1024  # output waiting for one viewer before it is dropped
+WINDOW = 512 * 1024  # output sent to one viewer and not acknowledged yet
+FRAME = 64 * 1024  # the most output sent in one websocket message
+MAX_INPUT_PENDING = 256 * 1024  # typed/pasted input the server has not taken yet
+DEFAULT_SIZE = (80, 24)
+MAX_COLS, MAX_ROWS = 500, 200
+
+
+def clamp_size(cols: object, rows: object) -> tuple[int, int] | None:
+    try:
+        cols, rows = int(cols), int(rows)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    if cols < 2 or rows < 2:
+        return None
+    return min(cols, MAX_COLS), min(rows, MAX_ROWS)
+
+
+class Scrollback:
+    """The last `limit` bytes of output, as chunks (no copy per write)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+
+    def add(self, data: bytes) -> None:
+        self.chunks.append(data)
+        self.size += len(data)
+        while self.size - len(self.chunks[0]) >= self.limit:
+            self.size -= len(self.chunks.popleft())
+
+    def snapshot(self) -> bytes:
+        data = b"".join(self.chunks)
+        return data[-self.limit :]
+
+
+Frame = bytes | dict  # bytes: terminal output; dict: a control message (sent as JSON)
+
+
+class Viewer:
+    """One browser tab's view of a session: a bounded queue and a sender that
+    respects the tab's acknowledgements. `send` sends one frame on the socket;
+    `on_drop` is called once if the viewer falls too far behind."""
+
+    def __init__(
+        self,
+        *,
+        send: Callable[[Frame], Awaitable[None]],
+        on_drop: Callable[[], None],
+        size: tuple[int, int] | None = None,
+    ) -> None:
+        self.send, self.on_drop = send, on_drop
+        self.size = size
+        self.queue: deque[Frame] = deque()
+        self.queued = 0  # output bytes in the queue
+        self.sent = 0  # output bytes sent
+        self.acked = 0  # output bytes the tab says it has shown
+        self.dropped = False
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="terminal-viewer")
+
+    def offer(self, data: bytes) -> bool:
+        """Queue output; False (and nothing queued) when the viewer is too far behind."""
+        if self.dropped:
+            return False
+        if self.queued + len(data) > QUEUE_BYTES:
+            return False
+        self.queue.append(data)
+        self.queued += len(data)
+        self._wake.set()
+        return True
+
+    def notify(self, message: dict) -> None:
+        """A control message, in order with the output (small; not counted)."""
+        self.queue.append(message)
+        self._wake.set()
+
+    def preload(self, data: bytes) -> None:
+        """The scrollback a new viewer starts from: queued whatever its size
+        (it is bounded by the scrollback), and acknowledged like any output."""
+        for start in range(0, len(data), FRAME):
+            chunk = data[start : start + FRAME]
+            self.queue.append(chunk)
+            self.queued += len(chunk)
+        self._wake.set()
+
+    def ack(self, total: object) -> None:
+        try:
+            total = int(total)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return
+        if self.acked < total <= self.sent:  # a forged or stale ack changes nothing
+            self.acked = total
+            self._wake.set()
+
+    def drop(self) -> None:
+        if not self.dropped:
+            self.dropped = True
+            self.queue.clear()
+            self.queued = 0
+            self.on_drop()
+
+    def _next_frame(self) -> Frame | None:
+        if not self.queue:
+            return None
+        if isinstance(self.queue[0], dict):
+            return self.queue.popleft()
+        if self.sent - self.acked >= WINDOW:
+            return None  # wait for the tab to catch up
+        parts: list[bytes] = []
+        size = 0
+        # Coalesce queued output into one message: fewer, larger frames cost
+        # the server and the browser less than many small ones.
+        while self.queue and isinstance(self.queue[0], bytes) and size < FRAME:
+            chunk = self.queue.popleft()
+            parts.append(chunk)
+            size += len(chunk)
+        self.queued -= size
+        self.sent += size
+        return b"".join(parts)
+
+    async def _run(self) -> None:
+        while True:
+            frame = self._next_frame()
+            if frame is None:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            await self.send(frame)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+@dataclass(frozen=True)
+class TerminalSpec:
+    """What a chat's terminal connects to. `connection_key` changes whenever
+    anything about the profile's connection does (host, port, user, secret,
+    pinned key): a running terminal with another key is closed."""
+
+    chat_id: int
+    profile_id: int
+    target: ssh.Target
+    project_dir: str
+    connection_key: str
+
+
+class TerminalSession:
+    def __init__(self, spec: TerminalSpec, *, scrollback_bytes: int) -> None:
+        self.spec = spec
+        self.chat_id = spec.chat_id
+        self.scrollback = Scrollback(scrollback_bytes)
+        self.viewers: list[Viewer] = []
+        self.size = DEFAULT_SIZE
+        self.last_activity = time.monotonic()
+        self.marks_seen = False
+        self.closed = False
+        self.close_reason = ""
+        self.loop = asyncio.get_running_loop()
+        self._conn: ssh.Connection | None = None
+        self._shell: ssh.Shell | None = None
+        self._on_closed: Callable[[TerminalSession], None] | None = None
+        self._tail = b""  # the end of the last chunk, to find a mark split across two
+
+    async def start(
+        self, size: tuple[int, int] | None, on_closed: Callable[[TerminalSession], None]
+    ) -> None:
+        """Connect and start the shell; SSHError when that fails (its message
+        is safe to show)."""
+        self.size = size or DEFAULT_SIZE
+        self._on_closed = on_closed
+        self._conn = await ssh.connect(self.spec.target)
+        try:
+            self._shell = await ssh.open_shell(
+                self._conn,
+                shell_command(self.spec.project_dir),
+                cols=self.size[0],
+                rows=self.size[1],
+                on_output=self._output,
+                on_exit=self._exited,
+            )
+        except BaseException:
+            self._conn.close()
+            raise
+        logger.info(
+            "terminal of chat %s started (%s@%s:%s)",
+            self.chat_id, self.spec.target.username, self.spec.target.host, self.spec.target.port,
+        )  # fmt: skip
+
+    # --- output
+
+    def _output(self, data: bytes) -> None:
+        if self.closed:
+            return
+        self.scrollback.add(data)
+        if not self.marks_seen:
+            if MARK in self._tail + data[: len(MARK)] or MARK in data:
+                self.marks_seen = True
+            self._tail = data[-(len(MARK) - 1) :]
+        for viewer in list(self.viewers):
+            if not viewer.offer(data):
+                self._drop(viewer)
+
+    def _drop(self, viewer: Viewer) -> None:
+        logger.info("terminal of chat %s: a viewer fell behind and was dropped", self.chat_id)
+        self.detach(viewer)
+        viewer.drop()
+
+    def _exited(self, status: int | None, reason: str) -> None:
+        if self.closed:
+            return
+        self._finish(reason)
+
+    def _finish(self, reason: str) -> None:
+        self.closed = True
+        self.close_reason = reason
+        for viewer in self.viewers:
+            viewer.notify({"type": "closed", "reason": reason})
+        self.viewers = []
+        if self._conn is not None:
+            self._conn.close()
+        if self._on_closed is not None:
+            self._on_closed(self)
+        logger.info("terminal of chat %s closed: %s", self.chat_id, reason)
+
+    # --- viewers
+
+    def attach(self, viewer: Viewer) -> bytes:
+        """Add a viewer; returns the scrollback it starts from. Nothing can
+        arrive in between (one event loop, no await here)."""
+        self.viewers.append(viewer)
+        self.last_activity = time.monotonic()
+        self._fit()
+        return self.scrollback.snapshot()
+
+    def detach(self, viewer: Viewer) -> None:
+        if viewer in self.viewers:
+            self.viewers.remove(viewer)
+            self.last_activity = time.monotonic()
+            self._fit()
+
+    def resize(self, viewer: Viewer, size: tuple[int, int]) -> None:
+        viewer.size = size
+        self._fit()
+
+    def _fit(self) -> None:
+        # One PTY for every tab: the smallest window decides, so nobody's
+        # lines wrap wrongly. With nobody watching, the size stays as it was.
+        sizes = [v.size for v in self.viewers if v.size]
+        if not sizes or self._shell is None:
+            return
+        size = (min(s[0] for s in sizes), min(s[1] for s in sizes))
+        if size != self.size:
+            self.size = size
+            self._shell.resize(*size)
+
+    # --- input
+
+    def write(self, data: bytes) -> bool:
+        """Keystrokes from a person (the approval modes govern the model, not
+        the keyboard: whoever types here could open the same shell with ssh).
+        False when the server has not taken the last MAX_INPUT_PENDING bytes."""
+        if self.closed or self._shell is None:
+            return False
+        if self._shell.unsent > MAX_INPUT_PENDING:
+            return False
+        self.last_activity = time.monotonic()
+        self._shell.write(data)
+        return True
+
+    def idle_for(self, now: float) -> float:
+        """Seconds with nobody watching and nothing typed (0 while watched)."""
+        return 0.0 if self.viewers else now - self.last_activity
+
+    async def close(self, reason: str) -> None:
+        if self.closed:
+            return
+        if self._shell is not None:
+            self._shell.close()
+        self._finish(reason)

@@ -219,6 +219,7 @@ async function start(panel) {
 
 function shellMarks(terminal) {
   let seen = false;
+  let promptStart = null; // A: where the prompt begins
   let commandStart = null; // B: where the typed command begins
   let outputStart = null; // C: where its output begins
   let latest = null; // the last finished command: {command, output, status}
@@ -234,12 +235,17 @@ function shellMarks(terminal) {
       seen = true;
       changed();
     }
-    if (kind === "B") {
+    if (kind === "A") {
+      promptStart = here();
+      commandStart = null;
+    } else if (kind === "B") {
       commandStart = here();
     } else if (kind === "C") {
       outputStart = here();
     } else if (kind === "D" && outputStart) {
-      latest = { command: commandStart, output: outputStart, end: here(), status };
+      // Without B (a prompt framework rebuilt PS1), the command is read from
+      // the prompt's start, prompt included.
+      latest = { command: commandStart || promptStart, output: outputStart, end: here(), status };
       commandStart = null;
       outputStart = null;
       changed();
@@ -251,7 +257,7 @@ function shellMarks(terminal) {
     last: () => latest,
     reset(known) {
       seen = Boolean(known);
-      commandStart = outputStart = latest = null;
+      promptStart = commandStart = outputStart = latest = null;
       changed();
     },
     onChange: (listener) => listeners.push(listener),

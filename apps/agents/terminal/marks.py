@@ -32,7 +32,7 @@ PROMPT_COMMAND entry), since DEBUG also fires for every command inside
 PROMPT_COMMAND; an empty command line runs no command, and the DEBUG trap
 for the next PROMPT_COMMAND is recognised by name. Prompt frameworks that
 rebuild PS1 on every prompt lose the B mark (the command line is then read
-from where the output's C mark is, without the prompt trimmed).
+from the prompt's A mark, prompt included).
 """
 
 from __future__ import annotations

@@ -291,15 +291,9 @@ def test_a_slow_viewer_is_dropped_without_stalling_another(agent_chat, agent_own
         fast, _ = await open_tab(agent_owner, agent_chat.pk)
         slow, _ = await open_tab(agent_owner, agent_chat.pk, acks=False)  # never reads, never acks
         await fast.read_until(rb"\$ ")
-        # 12 MB of y in bursts of 200 kB, each smaller than what a tab may
-        # have queued and unacknowledged, with short pauses: a rate this test
-        # process can follow while it also plays the slow tab (bench/
-        # terminal_load.py floods at full speed). Then a line that only comes
-        # after all of it.
-        await fast.type(
-            "for i in $(seq 60); do head -c 200000 /dev/zero | tr '\\0' y; sleep 0.05; done; "
-            f"echo; echo {end[:4]}''{end[4:]}\r"
-        )
+        # A flood: 12 MB of "y" as fast as the shell can write it, then a
+        # line that only comes after all of it. The fast tab sets the pace.
+        await fast.type(f"yes | head -c 12000000; echo; echo {end[:4]}''{end[4:]}\r")
         await fast.read_until(rf"\n{end}\r\n".encode(), timeout=60)
         assert len(fast.output) > 12_000_000
         assert fast.close_code is None  # never dropped
@@ -319,6 +313,32 @@ def test_a_slow_viewer_is_dropped_without_stalling_another(agent_chat, agent_own
         await again.read_until(rf"\n{end}\r\n".encode())
         await again.type("echo back\r")
         await again.read_until(LINE + rb"back\r\n")
+
+    run(test)
+
+
+def test_a_lone_tab_that_stops_reading_pauses_the_program_instead_of_losing_output(
+    agent_chat, agent_owner
+):
+    end = f"end-{secrets.token_hex(4)}"
+
+    async def test():
+        tab, _ = await open_tab(agent_owner, agent_chat.pk, acks=False)
+        await tab.read_until(rb"\$ ")
+        await tab.type(f"yes | head -c 5000000; echo; echo {end[:4]}''{end[4:]}\r")
+        # It takes in no more than its window and acknowledges nothing...
+        while not await tab.communicator.receive_nothing(timeout=2):
+            await tab.read_one()
+        assert len(tab.output) <= terminal_session.WINDOW + terminal_session.FRAME
+        assert tab.close_code is None  # ...and is not dropped: the shell waits for it
+        session = TERMINALS.sessions[agent_chat.pk]
+        assert sum(len(c) for c in session.scrollback.chunks) < 1_000_000
+        # Reading again, it gets every byte, in order, to the end.
+        tab.acks = True
+        await tab.send_json({"type": "ack", "bytes": len(tab.output)})
+        tab.acked = len(tab.output)
+        await tab.read_until(rf"\n{end}\r\n".encode(), timeout=60)
+        assert tab.output.count(b"y\r\n") == 2_500_000
 
     run(test)
 

@@ -21,9 +21,9 @@ logger = logging.getLogger(__name__)
 TERM_TYPE = "xterm-256color"
 # The SSH channel's receive window: how much output may be on its way to us
 # at once. The default (2 MiB) would let a `yes` run that far ahead of what
-# anyone sees; a smaller window keeps the server's side of the stream, and
-# so the delay behind a flood, short. bench/terminal_load.py measures it.
-SHELL_WINDOW = 128 * 1024
+# anyone sees; a small window keeps what is queued upstream of the viewers,
+# and so the delay behind a flood, short. bench/terminal_load.py measures it.
+SHELL_WINDOW = 64 * 1024
 SHELL_PACKET = 32 * 1024
 
 
@@ -72,6 +72,15 @@ class Shell:
     def unsent(self) -> int:
         """Input bytes the server has not taken yet (it reads what it is typed slowly)."""
         return self._channel.get_write_buffer_size()
+
+    def pause(self) -> None:
+        """Take no more output for now: the SSH window closes, sshd stops
+        reading the PTY, and the program's writes wait (as in a terminal
+        nobody scrolls)."""
+        self._channel.pause_reading()
+
+    def resume(self) -> None:
+        self._channel.resume_reading()
 
     def resize(self, cols: int, rows: int) -> None:
         if not self._channel.is_closing():

@@ -3,17 +3,25 @@
 A `TerminalSession` owns the SSH connection and the shell, a bounded
 scrollback (so a reload or a dropped viewer comes back to the same screen) and
 its viewers. Output is fanned out as it arrives: each viewer has a bounded
-queue, and one that falls too far behind is dropped (its socket is closed and
-it reconnects with the scrollback, which costs it nothing: the scrollback is
-the state). The PTY and the other viewers never wait for a slow one, and
-nothing buffers without bound: "yes" is one word to type.
+queue, and one that falls QUEUE_BYTES behind is dropped (its socket is closed
+and it reconnects with the scrollback, which costs it nothing: the scrollback
+is the state). Nothing buffers without bound: "yes" is one word to type.
 
-A viewer's queue only fills if sending to it is slow, and a websocket send
-does not wait for the browser (daphne buffers whatever is sent). So viewers
-acknowledge what they have shown (`ack` with the total bytes); a viewer has at
-most WINDOW bytes unacknowledged, beyond that its sender waits and its queue
-fills. Memory per viewer is bounded by WINDOW + QUEUE_BYTES, per session by
-the scrollback and the SSH channel window.
+Pace. The shell's output is taken as fast as the *fastest* viewer shows it:
+when even the most caught-up viewer has PAUSE_BYTES queued, reading pauses
+(the SSH window closes, sshd stops reading the PTY, the program's writes
+wait, as in any terminal) and resumes when that viewer has caught up. So a
+flood neither outruns every tab (which would all be dropped over and over)
+nor waits for a slow one: a slower viewer only falls behind the fastest, and
+is dropped. With nobody watching, output is never paused (a build behind a
+closed panel keeps running) and only the scrollback keeps it.
+
+Acknowledgements. A websocket send does not wait for the browser (daphne
+buffers whatever is sent), so viewers acknowledge what they have shown (`ack`
+with the total bytes); a viewer has at most WINDOW bytes unacknowledged, and
+beyond that its sender waits and its queue fills. Memory per viewer is
+bounded by WINDOW + QUEUE_BYTES, per session by the scrollback and the SSH
+channel window (apps/agents/ssh/shell.py).
 """
 
 from __future__ import annotations
@@ -32,7 +40,8 @@ from apps.agents.terminal.marks import MARK, shell_command
 logger = logging.getLogger(__name__)
 
 QUEUE_BYTES = 1024 * 1024  # output waiting for one viewer before it is dropped
-WINDOW = 512 * 1024  # output sent to one viewer and not acknowledged yet
+WINDOW = 256 * 1024  # output sent to one viewer and not acknowledged yet
+PAUSE_BYTES = 64 * 1024  # the fastest viewer has this much queued: stop reading
 FRAME = 64 * 1024  # the most output sent in one websocket message
 MAX_INPUT_PENDING = 256 * 1024  # typed/pasted input the server has not taken yet
 DEFAULT_SIZE = (80, 24)
@@ -84,6 +93,7 @@ class Viewer:
         size: tuple[int, int] | None = None,
     ) -> None:
         self.send, self.on_drop = send, on_drop
+        self.on_drained: Callable[[], None] | None = None  # set by the session
         self.size = size
         self.queue: deque[Frame] = deque()
         self.queued = 0  # output bytes in the queue
@@ -138,7 +148,7 @@ class Viewer:
             self.on_drop()
 
     def _next_frame(self) -> Frame | None:
-        if not self.queue:
+        if not self.queue or self.dropped:
             return None
         if isinstance(self.queue[0], dict):
             return self.queue.popleft()
@@ -154,6 +164,8 @@ class Viewer:
             size += len(chunk)
         self.queued -= size
         self.sent += size
+        if self.on_drained is not None and self.queued < PAUSE_BYTES // 2:
+            self.on_drained()
         return b"".join(parts)
 
     async def _run(self) -> None:
@@ -163,7 +175,13 @@ class Viewer:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            await self.send(frame)
+            try:
+                await self.send(frame)
+            except Exception as exc:  # any failure here means the socket is gone
+                # The tab closed while output was on its way (daphne refuses
+                # to send on a closed socket); its disconnect detaches it.
+                logger.info("terminal viewer stopped sending: %s", exc)
+                return
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -189,7 +207,9 @@ class TerminalSession:
     def __init__(self, spec: TerminalSpec, *, scrollback_bytes: int) -> None:
         self.spec = spec
         self.chat_id = spec.chat_id
-        self.scrollback = Scrollback(scrollback_bytes)
+        # A new viewer starts with the whole scrollback queued: it must fit
+        # well inside the queue, or the viewer would be dropped at once.
+        self.scrollback = Scrollback(min(scrollback_bytes, QUEUE_BYTES // 2))
         self.viewers: list[Viewer] = []
         self.size = DEFAULT_SIZE
         self.last_activity = time.monotonic()
@@ -201,6 +221,7 @@ class TerminalSession:
         self._shell: ssh.Shell | None = None
         self._on_closed: Callable[[TerminalSession], None] | None = None
         self._tail = b""  # the end of the last chunk, to find a mark split across two
+        self._paused = False
 
     async def start(
         self, size: tuple[int, int] | None, on_closed: Callable[[TerminalSession], None]
@@ -240,6 +261,21 @@ class TerminalSession:
         for viewer in list(self.viewers):
             if not viewer.offer(data):
                 self._drop(viewer)
+        if self.viewers and min(v.queued for v in self.viewers) >= PAUSE_BYTES:
+            self._pause()
+
+    def _pause(self) -> None:
+        if not self._paused and self._shell is not None:
+            self._paused = True
+            self._shell.pause()
+
+    def _maybe_resume(self) -> None:
+        if self._paused and (
+            not self.viewers or min(v.queued for v in self.viewers) < PAUSE_BYTES // 2
+        ):
+            self._paused = False
+            if self._shell is not None and not self.closed:
+                self._shell.resume()
 
     def _drop(self, viewer: Viewer) -> None:
         logger.info("terminal of chat %s: a viewer fell behind and was dropped", self.chat_id)
@@ -269,6 +305,7 @@ class TerminalSession:
         """Add a viewer; returns the scrollback it starts from. Nothing can
         arrive in between (one event loop, no await here)."""
         self.viewers.append(viewer)
+        viewer.on_drained = self._maybe_resume
         self.last_activity = time.monotonic()
         self._fit()
         return self.scrollback.snapshot()
@@ -276,8 +313,10 @@ class TerminalSession:
     def detach(self, viewer: Viewer) -> None:
         if viewer in self.viewers:
             self.viewers.remove(viewer)
+            viewer.on_drained = None
             self.last_activity = time.monotonic()
             self._fit()
+            self._maybe_resume()
 
     def resize(self, viewer: Viewer, size: tuple[int, int]) -> None:
         viewer.size = size

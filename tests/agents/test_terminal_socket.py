@@ -343,6 +343,28 @@ def test_a_lone_tab_that_stops_reading_pauses_the_program_instead_of_losing_outp
     run(test)
 
 
+def test_a_tab_that_takes_nothing_for_too_long_is_dropped_and_the_program_runs_on(
+    agent_chat, agent_owner, monkeypatch
+):
+    monkeypatch.setattr(terminal_session, "MAX_PAUSE", 1.0)
+    end = f"end-{secrets.token_hex(4)}"
+
+    async def test():
+        tab, _ = await open_tab(agent_owner, agent_chat.pk, acks=False)
+        await tab.read_until(rb"\$ ")
+        await tab.type(f"yes | head -c 3000000; echo; echo {end[:4]}''{end[4:]}\r")
+        assert await tab.closed() == CLOSE_DROPPED
+        # Nobody watches now, so nothing holds the shell: it finishes alone.
+        session = TERMINALS.sessions[agent_chat.pk]
+        for _ in range(100):
+            if f"\n{end}\r\n".encode() in session.scrollback.snapshot():
+                break
+            await asyncio.sleep(0.1)
+        assert f"\n{end}\r\n".encode() in session.scrollback.snapshot()
+
+    run(test)
+
+
 # --- what ends a terminal
 
 

@@ -13,7 +13,9 @@ when even the most caught-up viewer has PAUSE_BYTES queued, reading pauses
 wait, as in any terminal) and resumes when that viewer has caught up. So a
 flood neither outruns every tab (which would all be dropped over and over)
 nor waits for a slow one: a slower viewer only falls behind the fastest, and
-is dropped. With nobody watching, output is never paused (a build behind a
+is dropped. A pause lasts at most MAX_PAUSE: viewers that took nothing in that
+time (a tab in the background, a stalled network) are dropped and the shell
+runs on. With nobody watching, output is never paused (a build behind a
 closed panel keeps running) and only the scrollback keeps it.
 
 Acknowledgements. A websocket send does not wait for the browser (daphne
@@ -42,6 +44,7 @@ logger = logging.getLogger(__name__)
 QUEUE_BYTES = 1024 * 1024  # output waiting for one viewer before it is dropped
 WINDOW = 256 * 1024  # output sent to one viewer and not acknowledged yet
 PAUSE_BYTES = 64 * 1024  # the fastest viewer has this much queued: stop reading
+MAX_PAUSE = 5.0  # seconds a pause may last before the viewers holding it are dropped
 FRAME = 64 * 1024  # the most output sent in one websocket message
 MAX_INPUT_PENDING = 256 * 1024  # typed/pasted input the server has not taken yet
 DEFAULT_SIZE = (80, 24)
@@ -222,6 +225,7 @@ class TerminalSession:
         self._on_closed: Callable[[TerminalSession], None] | None = None
         self._tail = b""  # the end of the last chunk, to find a mark split across two
         self._paused = False
+        self._pause_timer: asyncio.TimerHandle | None = None
 
     async def start(
         self, size: tuple[int, int] | None, on_closed: Callable[[TerminalSession], None]
@@ -268,12 +272,24 @@ class TerminalSession:
         if not self._paused and self._shell is not None:
             self._paused = True
             self._shell.pause()
+            self._pause_timer = self.loop.call_later(MAX_PAUSE, self._pause_expired)
+
+    def _pause_expired(self) -> None:
+        self._pause_timer = None
+        if not self._paused or self.closed:
+            return
+        for viewer in [v for v in self.viewers if v.queued >= PAUSE_BYTES // 2]:
+            self._drop(viewer)  # each drop may resume reading
+        self._maybe_resume()
 
     def _maybe_resume(self) -> None:
         if self._paused and (
             not self.viewers or min(v.queued for v in self.viewers) < PAUSE_BYTES // 2
         ):
             self._paused = False
+            if self._pause_timer is not None:
+                self._pause_timer.cancel()
+                self._pause_timer = None
             if self._shell is not None and not self.closed:
                 self._shell.resume()
 
@@ -289,6 +305,8 @@ class TerminalSession:
 
     def _finish(self, reason: str) -> None:
         self.closed = True
+        if self._pause_timer is not None:
+            self._pause_timer.cancel()
         self.close_reason = reason
         for viewer in self.viewers:
             viewer.notify({"type": "closed", "reason": reason})

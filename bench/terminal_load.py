@@ -64,11 +64,11 @@ sys.path.insert(0, str(ROOT))
 
 ACK_STEP = 64 * 1024
 STAMP = re.compile(rb"@T(\d+\.\d+)@")
-SLOW_READ_INTERVAL = 0.1
+SLOW_READ_INTERVAL = 1.0  # the slow viewer takes one frame a second
 PRODUCER = (
     "import sys,time\n"
     "w=sys.stdout.buffer.write\n"
-    "block=b'y\\n'*8192\n"
+    "block=(b'y'*{width}+b'\\n')*({block}//({width}+1))\n"
     "n=0\n"
     "while n<{size}:\n"
     "    w(b'@T%.6f@\\n' % time.time()); w(block); sys.stdout.flush(); n+=len(block)\n"
@@ -247,9 +247,12 @@ async def view(viewer: Viewer, port: int, path: str, headers: dict, end: bytes, 
         raise RuntimeError(f"terminal {viewer.terminal}: socket closed ({sock.close_code})")
 
 
-async def rss_sampler(pid: int, samples: list[int], stop: asyncio.Event) -> None:
+async def sampler(
+    pid: int, samples: list[int], uid: int, remote: dict[int, float], stop: asyncio.Event
+) -> None:
     while not stop.is_set():
         samples.append(rss_kb(pid))
+        remote_cpu(uid, remote)
         await asyncio.sleep(0.1)
 
 
@@ -257,6 +260,25 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def remote_cpu(uid: int, seen: dict[int, float]) -> None:
+    """CPU of the far side so far: sshd's sessions and the programs they run
+    (the test account's processes), by pid, so one that ends keeps its last
+    reading (sampled often, the flood's programs end before the run does)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    seen[int(entry.name)] = cpu_seconds(int(entry.name))
+            except (OSError, ValueError):
+                continue  # it ended while we looked
+
+
+def machine_busy_seconds() -> float:
+    with open("/proc/stat") as stat:
+        fields = [int(x) for x in stat.readline().split()[1:]]
+    return sum(fields[:3] + fields[5:8]) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kb(pid: int) -> int:
@@ -345,22 +367,29 @@ async def drive(port: int, chats: list[int], cookie: str, args, daphne_pid: int)
         for i, (v, chat) in enumerate(zip(fast, chats, strict=True))
     ]
     await asyncio.wait_for(asyncio.gather(*(e.wait() for e in ready)), 60)
-    slow_started = asyncio.Event()
-    slow_task = asyncio.create_task(
-        view(
-            slow, port, f"/ws/terminal/{chats[0]}/{size}", headers, end_line, deadline, slow_started
+    slow_task = None
+    if not args.no_slow:
+        slow_started = asyncio.Event()
+        slow_path = f"/ws/terminal/{chats[0]}/{size}"
+        slow_task = asyncio.create_task(
+            view(slow, port, slow_path, headers, end_line, deadline, slow_started)
         )
-    )
-    await asyncio.wait_for(slow_started.wait(), 30)
+        await asyncio.wait_for(slow_started.wait(), 30)
     await asyncio.sleep(1.0)  # prompts drawn
     rss_before = rss_kb(daphne_pid)
     cpu_before = cpu_seconds(daphne_pid)
-    sampler = asyncio.create_task(rss_sampler(daphne_pid, rss, stop))
+    ours_before = os.times()
+    remote_before: dict[int, float] = {}
+    remote_cpu(args.remote_uid, remote_before)
+    remote: dict[int, float] = dict(remote_before)
+    busy_before = machine_busy_seconds()
+    sampling = asyncio.create_task(sampler(daphne_pid, rss, args.remote_uid, remote, stop))
 
     # Each terminal gets its command typed in through a socket of its own, as
     # a second tab would (the viewers above only watch).
     # One line to type: the program's newlines travel as \n escapes inside exec().
-    producer = f"exec({PRODUCER.format(size=args.mb * 1_000_000)!r})"
+    code = PRODUCER.format(size=args.mb * 1_000_000, width=args.line - 1, block=16384)
+    producer = f"exec({code!r})"
     command = f"python3 -c {shlex_quote(producer)}; echo; echo {end[:4]}''{end[4:]}\r"
     started = time.monotonic()
     for chat in chats:
@@ -373,8 +402,12 @@ async def drive(port: int, chats: list[int], cookie: str, args, daphne_pid: int)
     results = await asyncio.gather(*tasks, return_exceptions=True)
     elapsed = time.monotonic() - started
     cpu = cpu_seconds(daphne_pid) - cpu_before
+    ours_after = os.times()
+    viewers_cpu = (ours_after.user + ours_after.system) - (ours_before.user + ours_before.system)
+    busy = machine_busy_seconds() - busy_before
     stop.set()
-    await sampler
+    await sampling
+    remote_used = sum(remote.values()) - sum(remote_before.values())
     if slow_task is not None:
         with contextlib.suppress(TimeoutError):  # never dropped: the report says so
             await asyncio.wait_for(slow_task, 10)
@@ -385,6 +418,9 @@ async def drive(port: int, chats: list[int], cookie: str, args, daphne_pid: int)
         "elapsed": elapsed,
         "rss_before": rss_before,
         "daphne_cpu": cpu / elapsed,
+        "viewers_cpu": viewers_cpu / elapsed,
+        "remote_cpu": remote_used / elapsed,
+        "others_cpu": (busy - cpu - viewers_cpu - remote_used) / elapsed,
         "load": os.getloadavg(),
         "rss": rss,
     }
@@ -408,10 +444,15 @@ def report(run: dict, args) -> bool:
         if args.no_slow
         else (f"one slow viewer on terminal 0 ({SLOW_READ_INTERVAL * 1000:.0f} ms a frame)")
     )
-    print(f"{len(fast)} terminals x {args.mb} MB of y (the PTY adds a \\r per line), {who}")
     print(
-        f"machine: {os.cpu_count()} CPUs, load average {run['load'][0]:.1f} at the end; "
-        f"daphne used {run['daphne_cpu'] * 100:.0f} % of one core"
+        f"{len(fast)} terminals x {args.mb} MB of y in {args.line}-byte lines (the PTY adds a "
+        f"\\r to each), {who}"
+    )
+    print(
+        f"CPU over the flood, % of one core ({os.cpu_count()} CPUs): daphne "
+        f"{run['daphne_cpu'] * 100:.0f}, the viewers (this process) {run['viewers_cpu'] * 100:.0f}, "
+        f"sshd and the programs {run['remote_cpu'] * 100:.0f}, everything else on the machine "
+        f"{run['others_cpu'] * 100:.0f} (load average {run['load'][0]:.1f} at the end)"
     )
     print(
         f"fast viewers: {finished}/{len(fast)} saw their whole stream; {total / 1e6:.0f} MB "
@@ -464,6 +505,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--no-slow", action="store_true", help="leave out the slow viewer")
     parser.add_argument(
+        "--line", type=int, default=2, help="bytes per output line, newline included (yes: 2)"
+    )
+    parser.add_argument(
         "--pin", action="store_true", help="daphne on CPU 0, this process elsewhere"
     )
     args = parser.parse_args()
@@ -489,6 +533,7 @@ def main() -> None:
         }
     )
     with FakeSSHD() as server:
+        args.remote_uid = server.uid
         chats, cookie = make_chats(server, args.terminals)
         log = data_dir / "daphne.log"
         daphne, port = start_daphne(env, log, {cpus[0]} if load_cpus else None)

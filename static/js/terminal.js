@@ -96,7 +96,7 @@ async function start(panel) {
   setOpen(true);
 
   let socket = null;
-  let retryDelay = 500;
+  let retryDelay = 0; // the first retry is at once: a dropped tab may see its socket cut
   let retryTimer = null;
   const encoder = new TextEncoder();
 
@@ -140,7 +140,7 @@ async function start(panel) {
       }
       const message = JSON.parse(event.data);
       if (message.type === "ready") {
-        retryDelay = 500;
+        retryDelay = 0;
         // The scrollback that follows is the whole screen: start clean. A
         // full reset (ESC c) written in line, so output of an earlier
         // connection still waiting to be parsed lands before it, not after.
@@ -178,10 +178,11 @@ async function start(panel) {
       } else if (REFUSED.includes(event.code)) {
         say("This terminal is not available to you.", "error");
       } else {
-        // A restart of the server or a lost network: try again, slower each time.
+        // A restart of the server, a lost network, or a drop whose close
+        // frame was cut off: try again at once, then slower each time.
         say("Disconnected; reconnecting…", "offline");
         retryTimer = setTimeout(connect, retryDelay);
-        retryDelay = Math.min(retryDelay * 2, 30000);
+        retryDelay = Math.min(Math.max(retryDelay * 2, 500), 30000);
       }
     };
   };

@@ -18,6 +18,7 @@ from channels.testing import WebsocketCommunicator
 
 from apps.agents import services
 from apps.agents.consumers import CLOSE_DROPPED, CLOSE_ENDED, CLOSE_FAILED
+from apps.agents.ssh import shell as shell_module
 from apps.agents.terminal import session as terminal_session
 from apps.agents.terminal.registry import TERMINALS
 from apps.chats.services import chat_delete, turn_start
@@ -339,6 +340,33 @@ def test_a_lone_tab_that_stops_reading_pauses_the_program_instead_of_losing_outp
         tab.acked = len(tab.output)
         await tab.read_until(rf"\n{end}\r\n".encode(), timeout=60)
         assert tab.output.count(b"y\r\n") == 2_500_000
+
+    run(test)
+
+
+def test_output_held_back_for_a_tab_that_sets_the_pace_stays_within_one_ssh_window(
+    agent_chat, agent_owner, monkeypatch
+):
+    # Reading pauses and resumes over and over as the tab catches up. asyncssh
+    # reopens the whole SSH window when it hands over the first packet it held,
+    # so pausing again with packets still held would let each pause hold one
+    # window more; the session never pauses half way through handing them over.
+    # A window of many packets makes that visible.
+    monkeypatch.setattr(shell_module, "SHELL_WINDOW", 512 * 1024)
+    end = f"end-{secrets.token_hex(4)}"
+
+    async def test():
+        tab, _ = await open_tab(agent_owner, agent_chat.pk)
+        await tab.read_until(rb"\$ ")
+        session = TERMINALS.sessions[agent_chat.pk]
+        await tab.type(f"yes | head -c 8000000; echo; echo {end[:4]}''{end[4:]}\r")
+        held = []
+        while f"\n{end}\r\n".encode() not in tab.output[-4096:]:
+            assert await tab.read_one()
+            held.append(session._shell.held)
+            await asyncio.sleep(0.002)  # a tab slower than the shell: it sets the pace
+        assert len(tab.output) > 8_000_000
+        assert max(held) <= 2 * shell_module.SHELL_WINDOW
 
     run(test)
 

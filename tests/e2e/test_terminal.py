@@ -9,6 +9,9 @@ into the composer. A reload comes back to the same shell with its screen.
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from django.contrib.auth.models import Group, Permission
 
@@ -169,3 +172,55 @@ def test_at_phone_width_the_terminal_sits_below_the_conversation_and_works(
         screenshot(page, "terminal-phone")
     finally:
         context.close()
+
+
+# --- the panel's own behaviour, with the socket played by the test ----------------------
+
+
+def test_a_shell_without_marks_attaches_the_visible_screen_and_says_so(
+    page, live_server_url, agent_chat
+):
+    def server(ws) -> None:
+        # A shell that prints no OSC 133 marks (sh, fish, …): just its screen.
+        ws.send(
+            json.dumps({"type": "ready", "cols": 80, "rows": 24, "marks": False, "scrollback": 0})
+        )
+        ws.send(b"$ echo hi\r\nhi from sh\r\n$ ")
+
+    page.route_web_socket(re.compile(r"/ws/terminal/\d+/"), server)
+    sign_in(page, live_server_url)
+    page.goto(f"{live_server_url}/chat/{agent_chat.pk}/")
+    wait_for_screen(page, "hi from sh")
+    attach = page.locator("[data-testid=terminal-attach]")
+    assert attach.inner_text() == "Attach visible screen"
+    assert "no command marks (bash and zsh do)" in attach.get_attribute("title")
+    attach.click()
+    composer = page.locator("#composer-text").input_value()
+    assert composer.startswith("The terminal's screen:")
+    assert "$ echo hi\nhi from sh\n$" in composer
+
+
+def test_a_dropped_tab_reconnects_at_once_and_starts_from_the_scrollback(
+    page, live_server_url, agent_chat
+):
+    connections = []
+
+    def server(ws) -> None:
+        connections.append(ws)
+        ready = {"type": "ready", "cols": 80, "rows": 24, "marks": False}
+        if len(connections) == 1:
+            ws.send(json.dumps({**ready, "scrollback": 0}))
+            ws.send(b"first screen\r\n")
+            ws.close(code=4408, reason="too slow")  # dropped for falling behind
+        else:
+            ws.send(json.dumps({**ready, "scrollback": 30}))
+            ws.send(b"first screen\r\nwhat was missed\r\n")
+
+    page.route_web_socket(re.compile(r"/ws/terminal/\d+/"), server)
+    sign_in(page, live_server_url)
+    page.goto(f"{live_server_url}/chat/{agent_chat.pk}/")
+    wait_for_screen(page, "what was missed")
+    assert len(connections) == 2
+    # The scrollback replaced the screen rather than being added to it.
+    assert screen_text(page).count("first screen") == 1
+    assert page.locator("[data-terminal-status]").get_attribute("data-state") == "live"

@@ -73,6 +73,12 @@ class Shell:
         """Input bytes the server has not taken yet (it reads what it is typed slowly)."""
         return self._channel.get_write_buffer_size()
 
+    @property
+    def held(self) -> int:
+        """Output asyncssh has received and holds back while paused (a private
+        attribute of asyncssh's channel: read for tests and figures only)."""
+        return sum(len(data) for data, _type in getattr(self._channel, "_recv_buf", []))
+
     def pause(self) -> None:
         """Take no more output for now: the SSH window closes, sshd stops
         reading the PTY, and the program's writes wait (as in a terminal
@@ -101,7 +107,7 @@ async def open_shell(
     rows: int,
     on_output: Callable[[bytes], None],
     on_exit: Callable[[int | None, str], None],
-    window: int = SHELL_WINDOW,
+    window: int | None = None,
 ) -> Shell:
     """Run `command` (the exec request string: see apps.agents.terminal.marks)
     on a new PTY of `cols` x `rows`. `on_output(bytes)` gets the output as it
@@ -114,7 +120,7 @@ async def open_shell(
             term_type=TERM_TYPE,
             term_size=(cols, rows),
             encoding=None,
-            window=window,
+            window=window or SHELL_WINDOW,
             max_pktsize=SHELL_PACKET,
         )
     except (OSError, asyncssh.Error) as exc:

@@ -225,6 +225,7 @@ class TerminalSession:
         self._on_closed: Callable[[TerminalSession], None] | None = None
         self._tail = b""  # the end of the last chunk, to find a mark split across two
         self._paused = False
+        self._resuming = False
         self._pause_timer: asyncio.TimerHandle | None = None
 
     async def start(
@@ -265,8 +266,12 @@ class TerminalSession:
         for viewer in list(self.viewers):
             if not viewer.offer(data):
                 self._drop(viewer)
-        if self.viewers and min(v.queued for v in self.viewers) >= PAUSE_BYTES:
+        if not self._resuming and self._behind():
             self._pause()
+
+    def _behind(self) -> bool:
+        """Even the most caught-up viewer has PAUSE_BYTES waiting."""
+        return bool(self.viewers) and min(v.queued for v in self.viewers) >= PAUSE_BYTES
 
     def _pause(self) -> None:
         if not self._paused and self._shell is not None:
@@ -290,8 +295,21 @@ class TerminalSession:
             if self._pause_timer is not None:
                 self._pause_timer.cancel()
                 self._pause_timer = None
-            if self._shell is not None and not self.closed:
+            if self._shell is None or self.closed:
+                return
+            # Resuming hands over everything asyncssh held back, and nothing
+            # may pause it half way: asyncssh reopens the whole SSH window on
+            # the first packet it hands over, counting the ones still held
+            # as read, so pausing with some held would let sshd send a window
+            # more each time and the held data would grow without bound.
+            # Pause again, if need be, once it has all been handed over.
+            self._resuming = True
+            try:
                 self._shell.resume()
+            finally:
+                self._resuming = False
+            if self._behind():
+                self._pause()
 
     def _drop(self, viewer: Viewer) -> None:
         logger.info("terminal of chat %s: a viewer fell behind and was dropped", self.chat_id)

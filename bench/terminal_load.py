@@ -62,7 +62,7 @@ from _support import ROOT, django_in, percentile
 
 sys.path.insert(0, str(ROOT))
 
-ACK_STEP = 64 * 1024
+ACK_STEP = 32 * 1024
 STAMP = re.compile(rb"@T(\d+\.\d+)@")
 SLOW_READ_INTERVAL = 1.0  # the slow viewer takes one frame a second
 PRODUCER = (

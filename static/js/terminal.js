@@ -17,7 +17,7 @@
 // other shell prints none: the button then attaches the visible screen and
 // says so.
 
-const ACK_STEP = 64 * 1024; // acknowledge after this much output has been shown
+const ACK_STEP = 32 * 1024; // acknowledge after this much output has been shown
 const CLOSE_FAILED = 4400;
 const CLOSE_DROPPED = 4408;
 const CLOSE_ENDED = 4410;

@@ -42,10 +42,10 @@ from apps.agents.terminal.marks import MARK, shell_command
 logger = logging.getLogger(__name__)
 
 QUEUE_BYTES = 1024 * 1024  # output waiting for one viewer before it is dropped
-WINDOW = 256 * 1024  # output sent to one viewer and not acknowledged yet
-PAUSE_BYTES = 64 * 1024  # the fastest viewer has this much queued: stop reading
+WINDOW = 128 * 1024  # output sent to one viewer and not acknowledged yet
+PAUSE_BYTES = 32 * 1024  # the fastest viewer has this much queued: stop reading
 MAX_PAUSE = 5.0  # seconds a pause may last before the viewers holding it are dropped
-FRAME = 64 * 1024  # the most output sent in one websocket message
+FRAME = 32 * 1024  # the most output sent in one websocket message
 MAX_INPUT_PENDING = 256 * 1024  # typed/pasted input the server has not taken yet
 DEFAULT_SIZE = (80, 24)
 MAX_COLS, MAX_ROWS = 500, 200

@@ -2,13 +2,14 @@ from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
 
-from apps.core.views import home
+from apps.core.views import favicon, home
 
 admin.site.site_header = "Jarvis administration"
 admin.site.site_title = "Jarvis admin"
 
 urlpatterns = [
     path("", home, name="home"),
+    path("favicon.ico", favicon, name="favicon"),
     # One sign-in page, with its throttling, for the admin too.
     path("admin/login/", RedirectView.as_view(pattern_name="accounts:login", query_string=True)),
     path("admin/", admin.site.urls),

@@ -1,3 +1,6 @@
+"""SSH profiles (how a person reaches a machine, and the host key they
+accepted for it) and what makes a chat an agent chat (AgentSession)."""
+
 from __future__ import annotations
 
 import re

@@ -1,3 +1,5 @@
+"""The URLs of Settings → SSH profiles (mounted at /settings/ssh/)."""
+
 from django.urls import path
 
 from apps.agents import settings_views

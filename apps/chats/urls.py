@@ -10,6 +10,7 @@ urlpatterns = [
     path("search/", views.search, name="search"),
     path("mentions/", views.mentions, name="mentions"),
     path("action/<int:pk>/", views.action, name="action"),
+    path("approval/<int:pk>/", views.approval, name="approval"),
     path("<int:pk>/", views.detail, name="detail"),
     path("<int:pk>/send/", views.send, name="send"),
     path("<int:pk>/stop/<int:message_id>/", views.stop, name="stop"),

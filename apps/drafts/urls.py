@@ -9,6 +9,7 @@ urlpatterns = [
     path("new/", views.create, name="create"),
     path("<int:pk>/", views.editor, name="editor"),
     path("<int:pk>/files/", views.add_file, name="add_file"),
+    path("<int:pk>/chat/send/", views.chat_send, name="chat_send"),
     path("<int:pk>/update/", views.update, name="update"),
     path("<int:pk>/delete/", views.delete, name="delete"),
     path("<int:pk>/file/", views.file_read, name="file"),

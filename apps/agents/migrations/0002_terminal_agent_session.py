@@ -9,7 +9,7 @@ import apps.agents.models
 class Migration(migrations.Migration):
     dependencies = [
         ("agents", "0001_initial"),
-        ("chats", "0004_terminal_chat_kind"),
+        ("chats", "0005_terminal_chat_kind"),
     ]
 
     operations = [

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("chats", "0003_draft_cards"),
+        ("chats", "0004_main_approvals"),
     ]
 
     operations = [

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING
 
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from apps.agents import ssh
 from apps.agents.errors import SSHError
 from apps.agents.models import AgentSession, SSHProfile
-from apps.agents.selectors import may_use_agents, profiles_of
+from apps.agents.selectors import may_use_agents, profile_named_for, profiles_of
 from apps.chats.models import Chat
 from apps.chats.selectors import busy_message
 from apps.core.errors import AlreadyExists, Conflict, Refused
@@ -326,6 +327,25 @@ def agent_chat_create(
         chat.pk, owner, profile.name, project_dir, mode,
     )  # fmt: skip
     return chat
+
+
+def agent_chat_from_options(*, user: User, options: dict) -> Chat:
+    """`manage.py chat --agent PROFILE --dir DIR --mode MODE`: the agent chat
+    kind's starter (registered with chats.kinds from AppConfig.ready()).
+    Refused, with a message, for anything agent_chat_create refuses."""
+    _require_permission(user)
+    profile = profile_named_for(user, options["agent"])
+    if profile is None:
+        raise Refused(f"you have no SSH profile named {options['agent']!r}")
+    try:
+        return agent_chat_create(
+            owner=user,
+            profile=profile,
+            project_dir=options["dir"] or "",
+            mode=options.get("mode") or AgentSession.Mode.ASK,
+        )
+    except ValidationError as exc:
+        raise Refused(" ".join(exc.messages)) from None
 
 
 def agent_mode_set(*, session: AgentSession, mode: str) -> AgentSession:

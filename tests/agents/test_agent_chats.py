@@ -3,9 +3,13 @@ directory it works in, and an approval mode that changes only between turns."""
 
 from __future__ import annotations
 
+import json
+from io import StringIO
+
 import pytest
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
+from django.core.management import CommandError, call_command
 from django.http import Http404
 
 from apps.agents import services
@@ -131,3 +135,44 @@ def test_deleting_the_chat_deletes_its_agent_side(agent_owner):
     )
     chat_delete(chat=chat)
     assert not AgentSession.objects.exists()
+
+
+# --- manage.py chat --agent (the chat kind agents registers)
+
+
+@pytest.mark.django_db(transaction=True)  # the turn runs on another thread: rows must be committed
+def test_the_chat_command_starts_an_agent_chat_on_a_named_profile(agent_owner):
+    profile = profile_of(agent_owner, "Box")
+    out = StringIO()
+    call_command(
+        "chat", "--user", agent_owner.username, "--agent", "box", "--dir", "/srv/app",
+        "--mode", "plan", "--json", "what is here?", stdout=out,
+    )  # fmt: skip
+    chat = Chat.objects.get(kind="agent")
+    assert json.loads(out.getvalue())["chat_id"] == chat.pk
+    session = chat.agent_session
+    assert (session.profile, session.project_dir, session.mode) == (profile, "/srv/app", "plan")
+    assert chat.messages.filter(role="user").get().text == "what is here?"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--agent", "nope", "--dir", "/srv"], "no SSH profile named 'nope'"),
+        (["--agent", "box", "--dir", "srv"], "absolute directory"),
+    ],
+)
+def test_the_chat_command_says_what_is_wrong(agent_owner, args, message):
+    profile_of(agent_owner)
+    with pytest.raises(CommandError, match=message):
+        call_command("chat", "--user", agent_owner.username, *args, "hello", stdout=StringIO())
+    assert not Chat.objects.exists()
+
+
+def test_the_chat_command_refuses_an_agent_chat_without_the_permission(owner):
+    with pytest.raises(CommandError, match="agent chats"):
+        call_command(
+            "chat", "--user", owner.username, "--agent", "box", "--dir", "/srv", "hello",
+            stdout=StringIO(),
+        )  # fmt: skip
+    assert not Chat.objects.exists()

@@ -8,6 +8,10 @@ Speed matters (the target is >= 150 pages/s on 2 cores), so only cheap
 extraction modes are used: "blocks" for body text, "words" only on pages that
 carry text-markup annotations, and the costly "dict" mode only on page 1 for
 the title.
+
+A page without a text layer that shows an image or drawing (a scan) is read by
+OCR (`ocr.py`, Tesseract), up to MAX_OCR_PAGES pages; its chunks are marked
+`origin="ocr"`. Figures (`figures.py`) are collected for the worker to describe.
 """
 
 from __future__ import annotations
@@ -19,12 +23,17 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 import pymupdf
+from PIL import Image
 
-from .types import ChunkDraft, ParsedDocument, UnreadableDocument
+from .figures import pdf_figures
+from .ocr import MAX_OCR_PIXELS, OcrUnavailable, check_languages, no_text_warning, recognise
+from .types import ChunkDraft, ParsedDocument, ParseOptions, UnreadableDocument
 
 MAX_CHUNK_CHARS = 1000
 MAX_TITLE_CHARS = 200
 DOI_PAGES = 2  # a paper prints its DOI on the first page, sometimes the second
+MAX_OCR_PAGES = 100  # about 5 minutes of OCR on two cores; later pages say they were skipped
+OCR_DPI = 300
 
 # Ligatures ("ﬁ") are expanded so keyword search finds "file". These flags also
 # leave images out, which cost time and carry no text.
@@ -64,28 +73,32 @@ _TITLE_REGION = 0.6  # fraction of the first page, from the top, where a title m
 _SIZE_TOLERANCE = 0.5
 
 
-def extract_pdf(data: bytes, *, filename: str) -> ParsedDocument:
+def extract_pdf(
+    data: bytes, *, filename: str, options: ParseOptions | None = None
+) -> ParsedDocument:
     """Parse a PDF into annotation chunks, then body chunks, plus title/authors/DOI.
 
     Raises UnreadableDocument when nothing can be indexed (empty, corrupt,
-    password-protected, or no text layer and no annotations).
+    password-protected, or no text layer, no text recognised and no annotations).
     """
+    options = options or ParseOptions()
     with _open(data) as doc:
-        pages = _extract_pages(doc)
+        pages = _extract_pages(doc, options)
         warnings: list[str] = []
         if doc.is_repaired:
             warnings.append("the PDF was damaged and has been repaired; some text may be missing")
         if pages.unreadable:
             warnings.append(f"page(s) {pages.unreadable} could not be read")
+        warnings.extend(pages.ocr_warnings)
 
         if not pages.body and not pages.annotations:
             if pages.unreadable:
                 raise UnreadableDocument("not a readable PDF: no page could be read")
             if doc.is_repaired:
                 raise UnreadableDocument("not a readable PDF: damaged or truncated file")
-            raise UnreadableDocument("no text layer (scanned PDF?)")
+            raise UnreadableDocument(_no_text_reason(pages, options))
         if not pages.body:
-            warnings.append("no text layer (scanned PDF?): only annotations were indexed")
+            warnings.append(_no_text_reason(pages, options) + ": only annotations were indexed")
 
         metadata = doc.metadata or {}
         metadata_texts = [metadata.get("subject") or "", metadata.get("keywords") or ""]
@@ -96,7 +109,22 @@ def extract_pdf(data: bytes, *, filename: str) -> ParsedDocument:
             authors=_authors(metadata.get("author") or ""),
             doi=_find_doi([*metadata_texts, *pages.first_texts]),
             warnings=warnings,
+            figures=pdf_figures(
+                doc, with_images=options.figure_images, skip_pages=set(pages.ocr_pages)
+            ),
+            ocr_pages=pages.ocr_pages,
+            ocr_empty_pages=pages.ocr_empty,
         )
+
+
+def _no_text_reason(pages: _Pages, options: ParseOptions) -> str:
+    if pages.ocr_error:
+        return f"no text layer (scanned PDF?), and {pages.ocr_error}"
+    if pages.ocr_pages:
+        return f"no text was recognised on any page (OCR languages: {options.ocr_languages})"
+    if not options.ocr_languages:
+        return "no text layer (scanned PDF?), and OCR is turned off for this collection"
+    return "no text layer (scanned PDF?)"
 
 
 @dataclass
@@ -105,28 +133,77 @@ class _Pages:
     body: list[ChunkDraft] = field(default_factory=list)
     first_texts: list[str] = field(default_factory=list)  # where a DOI is looked for
     unreadable: list[int] = field(default_factory=list)
+    ocr_pages: list[int] = field(default_factory=list)  # read by OCR
+    ocr_empty: list[int] = field(default_factory=list)  # read by OCR, nothing found
+    ocr_error: str = ""  # why OCR could not run at all
+    ocr_warnings: list[str] = field(default_factory=list)
 
 
-def _extract_pages(doc: pymupdf.Document) -> _Pages:
+def _extract_pages(doc: pymupdf.Document, options: ParseOptions) -> _Pages:
     pages = _Pages()
+    languages: str | None = None
+    skipped_ocr: list[int] = []
     for index in range(doc.page_count):
         number = index + 1
         try:
             page = doc.load_page(index)
             annotations = _annotation_chunks(page, number)
             text = _page_text(page)
+            needs_ocr = not text and _shows_something(page)
         except (RuntimeError, ValueError):
             # One broken page object should not lose the rest of the document.
             pages.unreadable.append(number)
             continue
         pages.annotations.extend(annotations)
+        origin = ""
+        if needs_ocr and options.ocr_languages and not pages.ocr_error:
+            if len(pages.ocr_pages) >= MAX_OCR_PAGES:
+                skipped_ocr.append(number)
+            else:
+                try:
+                    languages = languages or check_languages(options.ocr_languages)
+                    text = _ocr_page(page, languages)
+                except OcrUnavailable as exc:
+                    pages.ocr_error = str(exc)
+                except UnreadableDocument as exc:  # this page only (a timeout, a crash)
+                    pages.ocr_warnings.append(f"page {number}: {exc}")
+                else:
+                    origin = "ocr"
+                    pages.ocr_pages.append(number)
+                    if not text:
+                        pages.ocr_empty.append(number)
         if index < DOI_PAGES:
             pages.first_texts.append(text)
         pages.body.extend(
-            ChunkDraft(text=piece, section=f"Page {number}", page=number)
+            ChunkDraft(text=piece, section=f"Page {number}", page=number, origin=origin)
             for piece in split_text(text)
         )
+    if pages.ocr_empty and len(pages.ocr_empty) < len(pages.ocr_pages):
+        pages.ocr_warnings.append(no_text_warning(pages.ocr_empty))
+    if skipped_ocr:
+        pages.ocr_warnings.append(
+            f"only the first {MAX_OCR_PAGES} scanned pages were read by OCR; "
+            f"{len(skipped_ocr)} more were not"
+        )
+    if pages.ocr_error and pages.body:
+        pages.ocr_warnings.append(f"pages without a text layer were not read: {pages.ocr_error}")
     return pages
+
+
+def _shows_something(page: pymupdf.Page) -> bool:
+    """A page with no text that still shows an image or drawing: worth OCR.
+    A blank page (a separator sheet) is not."""
+    return bool(page.get_images(full=False)) or bool(page.get_cdrawings())
+
+
+def _ocr_page(page: pymupdf.Page, languages: str) -> str:
+    """The page rendered grey at OCR_DPI (less for a page so large that would
+    exceed MAX_OCR_PIXELS) and read by tesseract."""
+    inches = (page.rect.width / 72) * (page.rect.height / 72)
+    dpi = min(OCR_DPI, int((MAX_OCR_PIXELS / max(inches, 0.01)) ** 0.5))
+    pixmap = page.get_pixmap(dpi=max(dpi, 72), colorspace=pymupdf.csGRAY, alpha=False)
+    image = Image.frombytes("L", (pixmap.width, pixmap.height), pixmap.samples)
+    return recognise(image, languages=languages)
 
 
 def _open(data: bytes) -> pymupdf.Document:

@@ -327,7 +327,7 @@ def _ooxml_kind(content_types: bytes, names: list[str]) -> str:
         if content_type in _OOXML_REFUSED:
             raise _Binary(_OOXML_REFUSED[content_type])
     if any(name.startswith(("word/", "xl/", "ppt/")) for name in names):
-        raise _Binary("an Office document")
+        raise _Binary("an Office document of an unknown kind")
     raise _Binary("an Office Open XML package")
 
 

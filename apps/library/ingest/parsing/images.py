@@ -68,11 +68,14 @@ def _short(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:120] or type(exc).__name__
 
 
-def upright_frames(image: Image.Image) -> list[Image.Image]:
-    """Each page (frame) decoded and turned by its EXIF orientation."""
+def upright_frames(
+    image: Image.Image, *, first: int = 0, count: int = MAX_FRAMES
+) -> list[Image.Image]:
+    """Pages (frames) `first`… (at most `count`, and never past MAX_FRAMES)
+    decoded and turned by their EXIF orientation."""
     frames = []
-    count = getattr(image, "n_frames", 1)
-    for index in range(min(count, MAX_FRAMES)):
+    total = min(getattr(image, "n_frames", 1), MAX_FRAMES)
+    for index in range(first, min(total, first + count)):
         try:
             image.seek(index)
             frame = image.copy()

@@ -181,7 +181,7 @@ def photo_bytes(text: str, *, format: str = "PNG", orientation: int = 6, seed: i
     return buffer.getvalue()
 
 
-def zip_bomb_docx(*, declared_mb: int = 2000) -> bytes:
+def zip_bomb_docx(*, declared_mb: int = 64) -> bytes:
     """A .docx whose document part inflates to `declared_mb` megabytes of
     zeros: the archive itself is a few megabytes at most."""
     buffer = io.BytesIO()

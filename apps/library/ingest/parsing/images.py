@@ -44,11 +44,11 @@ def open_image(data: bytes) -> Image.Image:
     """The image, header read and size checked, not yet decoded; or UnreadableDocument."""
     try:
         with warnings.catch_warnings():
-            # Pillow warns (then errors) about huge images by its own, larger
-            # limit; a warning here is a refusal.
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            # Pillow warns about huge images by its own, larger limit (and
+            # refuses past twice that); our own limit below says how large.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             image = Image.open(io.BytesIO(data))
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+    except Image.DecompressionBombError:
         raise UnreadableDocument(_too_large_reason()) from None
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         raise UnreadableDocument(f"not a readable image ({_short(exc)})") from None

@@ -50,7 +50,9 @@ def open_image(data: bytes) -> Image.Image:
             image = Image.open(io.BytesIO(data))
     except Image.DecompressionBombError:
         raise UnreadableDocument(_too_large_reason()) from None
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+    except UnidentifiedImageError:
+        raise UnreadableDocument("not a readable image: damaged, or not an image at all") from None
+    except (OSError, ValueError, SyntaxError) as exc:
         raise UnreadableDocument(f"not a readable image ({_short(exc)})") from None
     if image.format not in FORMATS:
         raise UnreadableDocument(f"images in {image.format or 'this'} format are not read")

@@ -16,9 +16,11 @@ OCR (`ocr.py`, Tesseract), up to MAX_OCR_PAGES pages; its chunks are marked
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -32,8 +34,9 @@ from .types import ChunkDraft, ParsedDocument, ParseOptions, UnreadableDocument
 MAX_CHUNK_CHARS = 1000
 MAX_TITLE_CHARS = 200
 DOI_PAGES = 2  # a paper prints its DOI on the first page, sometimes the second
-MAX_OCR_PAGES = 100  # about 5 minutes of OCR on two cores; later pages say they were skipped
+MAX_OCR_PAGES = 100  # ~2 minutes of OCR on two idle cores; later pages say they were skipped
 OCR_DPI = 300
+OCR_WORKERS = max(1, min(2, os.cpu_count() or 1))  # tesseract processes at once
 
 # Ligatures ("ﬁ") are expanded so keyword search finds "file". These flags also
 # leave images out, which cost time and carry no text.
@@ -141,53 +144,82 @@ class _Pages:
 
 def _extract_pages(doc: pymupdf.Document, options: ParseOptions) -> _Pages:
     pages = _Pages()
-    languages: str | None = None
-    skipped_ocr: list[int] = []
+    texts: dict[int, str] = {}  # page number -> its text layer
+    scanned: list[int] = []  # pages with no text that show an image or drawing
     for index in range(doc.page_count):
         number = index + 1
         try:
             page = doc.load_page(index)
             annotations = _annotation_chunks(page, number)
             text = _page_text(page)
-            needs_ocr = not text and _shows_something(page)
+            if not text and _shows_something(page):
+                scanned.append(number)
         except (RuntimeError, ValueError):
             # One broken page object should not lose the rest of the document.
             pages.unreadable.append(number)
             continue
         pages.annotations.extend(annotations)
-        origin = ""
-        if needs_ocr and options.ocr_languages and not pages.ocr_error:
-            if len(pages.ocr_pages) >= MAX_OCR_PAGES:
-                skipped_ocr.append(number)
-            else:
-                try:
-                    languages = languages or check_languages(options.ocr_languages)
-                    text = _ocr_page(page, languages)
-                except OcrUnavailable as exc:
-                    pages.ocr_error = str(exc)
-                except UnreadableDocument as exc:  # this page only (a timeout, a crash)
-                    pages.ocr_warnings.append(f"page {number}: {exc}")
-                else:
-                    origin = "ocr"
-                    pages.ocr_pages.append(number)
-                    if not text:
-                        pages.ocr_empty.append(number)
-        if index < DOI_PAGES:
+        texts[number] = text
+    if scanned and options.ocr_languages:
+        texts.update(_recognise_pages(doc, scanned, options.ocr_languages, pages))
+    for number, text in texts.items():
+        if number <= DOI_PAGES:
             pages.first_texts.append(text)
+        origin = "ocr" if number in pages.ocr_pages else ""
         pages.body.extend(
             ChunkDraft(text=piece, section=f"Page {number}", page=number, origin=origin)
             for piece in split_text(text)
         )
     if pages.ocr_empty and len(pages.ocr_empty) < len(pages.ocr_pages):
         pages.ocr_warnings.append(no_text_warning(pages.ocr_empty))
-    if skipped_ocr:
-        pages.ocr_warnings.append(
-            f"only the first {MAX_OCR_PAGES} scanned pages were read by OCR; "
-            f"{len(skipped_ocr)} more were not"
-        )
     if pages.ocr_error and pages.body:
         pages.ocr_warnings.append(f"pages without a text layer were not read: {pages.ocr_error}")
     return pages
+
+
+def _recognise_pages(
+    doc: pymupdf.Document, numbers: list[int], languages: str, pages: _Pages
+) -> dict[int, str]:
+    """OCR of the scanned pages (at most MAX_OCR_PAGES), OCR_WORKERS at a time:
+    tesseract runs as its own process, so two pages use two cores. Pages are
+    rendered here, one batch at a time (MuPDF is not thread-safe, and a batch
+    of rendered A4 pages is ~9 MB each)."""
+    try:
+        languages = check_languages(languages)
+    except OcrUnavailable as exc:
+        pages.ocr_error = str(exc)
+        return {}
+    if len(numbers) > MAX_OCR_PAGES:
+        pages.ocr_warnings.append(
+            f"only the first {MAX_OCR_PAGES} scanned pages were read by OCR; "
+            f"{len(numbers) - MAX_OCR_PAGES} more were not"
+        )
+        numbers = numbers[:MAX_OCR_PAGES]
+    found: dict[int, str] = {}
+    with ThreadPoolExecutor(max_workers=OCR_WORKERS) as pool:
+        for start in range(0, len(numbers), OCR_WORKERS):
+            batch = numbers[start : start + OCR_WORKERS]
+            images = [_render_for_ocr(doc.load_page(number - 1)) for number in batch]
+            read = pool.map(lambda image: _read_or_error(image, languages), images)
+            for number, (text, error) in zip(batch, read, strict=True):
+                if isinstance(error, OcrUnavailable):
+                    pages.ocr_error = str(error)
+                    return found
+                if error is not None:  # this page only (a timeout, a crash)
+                    pages.ocr_warnings.append(f"page {number}: {error}")
+                    continue
+                found[number] = text
+                pages.ocr_pages.append(number)
+                if not text:
+                    pages.ocr_empty.append(number)
+    return found
+
+
+def _read_or_error(image: Image.Image, languages: str) -> tuple[str, UnreadableDocument | None]:
+    try:
+        return recognise(image, languages=languages), None
+    except UnreadableDocument as exc:
+        return "", exc
 
 
 def _shows_something(page: pymupdf.Page) -> bool:
@@ -196,14 +228,13 @@ def _shows_something(page: pymupdf.Page) -> bool:
     return bool(page.get_images(full=False)) or bool(page.get_cdrawings())
 
 
-def _ocr_page(page: pymupdf.Page, languages: str) -> str:
-    """The page rendered grey at OCR_DPI (less for a page so large that would
-    exceed MAX_OCR_PIXELS) and read by tesseract."""
+def _render_for_ocr(page: pymupdf.Page) -> Image.Image:
+    """The page grey at OCR_DPI (less for a page so large that would exceed
+    MAX_OCR_PIXELS)."""
     inches = (page.rect.width / 72) * (page.rect.height / 72)
     dpi = min(OCR_DPI, int((MAX_OCR_PIXELS / max(inches, 0.01)) ** 0.5))
     pixmap = page.get_pixmap(dpi=max(dpi, 72), colorspace=pymupdf.csGRAY, alpha=False)
-    image = Image.frombytes("L", (pixmap.width, pixmap.height), pixmap.samples)
-    return recognise(image, languages=languages)
+    return Image.frombytes("L", (pixmap.width, pixmap.height), pixmap.samples)
 
 
 def _open(data: bytes) -> pymupdf.Document:

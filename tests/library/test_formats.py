@@ -16,13 +16,18 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
+from apps.instance.selectors import instance_settings
 from apps.library.ingest.parsing import sheets
 from apps.library.ingest.parsing.types import UnreadableDocument
 from apps.library.ingest.pipeline import parse_bytes
+from apps.library.ingest.vision import parse_options_for, vision_plan
 from apps.library.models import Document
 from apps.library.search import search
 from apps.library.services.adding import upload_add, uploads_source
 from apps.library.services.documents import document_ingest
+from tests.instance.test_prompts import URL, settings_form
+
+# `now` is a fixture: imported so pytest finds it by name.
 from tests.library.test_adding import now as now
 from tests.library.test_adding import signed_in
 from tests.support.documents import (
@@ -305,3 +310,51 @@ def _rewrite(data: bytes, part: str, change) -> bytes:
                 content = change(content.decode()).encode()
             archive.writestr(info, content)
     return buffer.getvalue()
+
+
+def test_the_owner_sets_ocr_languages_and_descriptions_on_the_collections_page(owner, member):
+    source = uploads_source(owner)
+    form = {f"c{source.pk}-sharing": "owner", f"c{source.pk}-cloud": "allowed"}
+    client = signed_in(owner)
+
+    page = client.get("/library/collections/").content.decode()
+    assert "OCR languages" in page and "Figures and photos" in page
+    client.post(
+        f"/library/collections/{source.pk}/",
+        {**form, f"c{source.pk}-ocr_languages": "eng+deu", f"c{source.pk}-describe_images": "on"},
+    )
+    source.refresh_from_db()
+    assert (source.ocr_languages, source.describe_images) == ("eng+deu", "on")
+
+    refused = client.post(
+        f"/library/collections/{source.pk}/",
+        {**form, f"c{source.pk}-ocr_languages": "eng+fra"},
+        follow=True,
+    )
+    assert "OCR language data not installed on the server: fra" in refused.content.decode()
+    source.refresh_from_db()
+    assert source.ocr_languages == "eng+deu"
+    assert (
+        signed_in(member)
+        .post(f"/library/collections/{source.pk}/", {**form, f"c{source.pk}-ocr_languages": ""})
+        .status_code
+        == 404
+    )
+
+
+def test_the_instance_sets_the_default_ocr_languages_in_admin(client, admin, owner):
+    client.force_login(admin)
+    instance_settings()
+    assert "OCR languages" in client.get(URL).content.decode()
+    bad = client.post(URL, settings_form(ocr_languages="english; rm -rf"))
+    assert bad.status_code == 200 and "Tesseract language codes joined by +" in bad.content.decode()
+    client.post(URL, settings_form(ocr_languages="deu+eng"))
+    assert instance_settings().ocr_languages == "deu+eng"
+
+    source = uploads_source(owner)  # sets none of its own: the instance's apply
+    options = parse_options_for(source, vision_plan(source, in_private_dir=False))
+    assert options.ocr_languages == "deu+eng"
+    source.ocr_languages = "eng"
+    assert (
+        parse_options_for(source, vision_plan(source, in_private_dir=False)).ocr_languages == "eng"
+    )

@@ -15,6 +15,9 @@ import io
 import random
 import zipfile
 
+import docx
+import openpyxl
+import pptx
 import pymupdf
 from PIL import Image, ImageDraw, ImageFilter
 
@@ -218,8 +221,6 @@ def docx_bytes(
 ) -> bytes:
     """A Word document: a Title, then (heading, paragraphs) sections; `table`
     (first row the header) goes after section `table_after`."""
-    import docx
-
     document = docx.Document()
     document.add_heading(title, level=0)
     for index, (heading, paragraphs) in enumerate(sections):
@@ -238,8 +239,6 @@ def docx_bytes(
 
 def pptx_bytes(slides: list[tuple[str, str, str]]) -> bytes:
     """A presentation of (title, body text, speaker notes) slides."""
-    import pptx
-
     presentation = pptx.Presentation()
     layout = presentation.slide_layouts[1]  # title and content
     for title, body, notes in slides:
@@ -255,8 +254,6 @@ def pptx_bytes(slides: list[tuple[str, str, str]]) -> bytes:
 
 def xlsx_bytes(sheets: dict[str, list[list[object]]]) -> bytes:
     """A workbook with one sheet per name, rows as given (first row the header)."""
-    import openpyxl
-
     workbook = openpyxl.Workbook()
     workbook.remove(workbook.active)
     for name, rows in sheets.items():

@@ -34,6 +34,7 @@ from tests.support.documents import (
     docx_bytes,
     letter_text,
     photo_bytes,
+    photo_image,
     pptx_bytes,
     scan_image,
     scanned_pdf,
@@ -105,6 +106,20 @@ def test_a_sideways_phone_photo_is_turned_upright_by_its_exif_tag_before_ocr(own
         io.BytesIO(signed_in(owner).get(f"/library/doc/{document.pk}/page/1.png").content)
     )
     assert shown.width < shown.height  # shown upright too
+
+
+@pytest.mark.parametrize(
+    ("name", "format"), [("IMG_3310.HEIC", "HEIF"), ("label.webp", "WEBP"), ("label.jpg", "JPEG")]
+)
+def test_photos_in_the_formats_phones_write_are_read(owner, embedder, name, format):
+    label = "Water softener\nSalt: Kingfisher tablets\nRefill every 6 weeks"
+    buffer = io.BytesIO()
+    photo_image(label, seed=3).save(buffer, format=format, quality=90)
+
+    document = add(owner, name, buffer.getvalue(), embedder)
+
+    assert (document.status, document.kind) == ("ready", "image")
+    assert found(owner, "Kingfisher salt tablets", embedder, document)
 
 
 def test_a_german_letter_is_read_in_the_collections_ocr_language(owner, embedder):

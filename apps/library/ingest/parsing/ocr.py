@@ -108,8 +108,10 @@ def prepare(image: Image.Image) -> Image.Image:
     return image
 
 
-def recognise(image: Image.Image, *, languages: str) -> str:
-    """The text tesseract reads in `image`, paragraphs separated by blank lines."""
+def recognise(image: Image.Image, *, languages: str, dpi: int | None = None) -> str:
+    """The text tesseract reads in `image`, paragraphs separated by blank lines.
+    `dpi`: the resolution, when known (a rendered page); otherwise tesseract
+    estimates it from the size of the text."""
     program = tesseract_program()
     if program is None:
         raise OcrUnavailable("OCR is not available: the tesseract program is not installed")
@@ -121,9 +123,12 @@ def recognise(image: Image.Image, *, languages: str) -> str:
     folder = tessdata_dir()
     if folder is not None:
         env["TESSDATA_PREFIX"] = str(folder)
+    argv = [program, "stdin", "stdout", "-l", languages, "--psm", "3"]
+    if dpi and image.width * image.height <= MAX_OCR_PIXELS:  # not scaled by prepare()
+        argv += ["--dpi", str(int(dpi))]
     try:
         result = subprocess.run(
-            [program, "stdin", "stdout", "-l", languages, "--psm", "3"],
+            argv,
             input=buffer.getvalue(),
             capture_output=True,
             timeout=PAGE_TIMEOUT_SECONDS,

@@ -200,7 +200,7 @@ def _recognise_pages(
         for start in range(0, len(numbers), OCR_WORKERS):
             batch = numbers[start : start + OCR_WORKERS]
             images = [_render_for_ocr(doc.load_page(number - 1)) for number in batch]
-            read = pool.map(lambda image: _read_or_error(image, languages), images)
+            read = pool.map(lambda rendered: _read_or_error(*rendered, languages), images)
             for number, (text, error) in zip(batch, read, strict=True):
                 if isinstance(error, OcrUnavailable):
                     pages.ocr_error = str(error)
@@ -215,9 +215,11 @@ def _recognise_pages(
     return found
 
 
-def _read_or_error(image: Image.Image, languages: str) -> tuple[str, UnreadableDocument | None]:
+def _read_or_error(
+    image: Image.Image, dpi: int, languages: str
+) -> tuple[str, UnreadableDocument | None]:
     try:
-        return recognise(image, languages=languages), None
+        return recognise(image, languages=languages, dpi=dpi), None
     except UnreadableDocument as exc:
         return "", exc
 
@@ -228,13 +230,13 @@ def _shows_something(page: pymupdf.Page) -> bool:
     return bool(page.get_images(full=False)) or bool(page.get_cdrawings())
 
 
-def _render_for_ocr(page: pymupdf.Page) -> Image.Image:
+def _render_for_ocr(page: pymupdf.Page) -> tuple[Image.Image, int]:
     """The page grey at OCR_DPI (less for a page so large that would exceed
-    MAX_OCR_PIXELS)."""
+    MAX_OCR_PIXELS), and the resolution it was rendered at."""
     inches = (page.rect.width / 72) * (page.rect.height / 72)
-    dpi = min(OCR_DPI, int((MAX_OCR_PIXELS / max(inches, 0.01)) ** 0.5))
-    pixmap = page.get_pixmap(dpi=max(dpi, 72), colorspace=pymupdf.csGRAY, alpha=False)
-    return Image.frombytes("L", (pixmap.width, pixmap.height), pixmap.samples)
+    dpi = max(72, min(OCR_DPI, int((MAX_OCR_PIXELS / max(inches, 0.01)) ** 0.5)))
+    pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
+    return Image.frombytes("L", (pixmap.width, pixmap.height), pixmap.samples), dpi
 
 
 def _open(data: bytes) -> pymupdf.Document:

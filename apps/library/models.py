@@ -133,7 +133,7 @@ class Document(models.Model):
     warnings = models.JSONField(default=list, blank=True)
     # What the worker is doing while the status is "parsing" ("describing figure 2 of 5").
     progress = models.CharField(max_length=200, blank=True)
-    # Pages whose text was recognised by OCR: {"pages": [1, 2], "empty": [2], "languages": "eng"}.
+    # Pages read by OCR, and those that yielded nothing: {"pages": [1, 2], "empty": [2]}.
     ocr = models.JSONField(default=dict, blank=True)
     # Record fields from frontmatter (untrusted input, namespaced).
     category = models.CharField(max_length=100, blank=True, db_index=True)

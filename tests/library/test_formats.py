@@ -212,6 +212,16 @@ def test_a_workbook_is_a_section_per_sheet_with_rows_as_tables(owner, embedder):
     assert hit.section == "Sheet · Savings"
 
 
+def test_the_library_lists_office_files_and_photos_by_kind(owner, embedder):
+    add(owner, "notes.docx", docx_bytes(title="Shed", sections=[("Roof", ["Felt"])]), embedder)
+    add(owner, "money.xlsx", xlsx_bytes({"Budget": [["Item", "Cost"], ["Felt", 30]]}), embedder)
+    client = signed_in(owner)
+
+    office = client.get("/library/?kind=office").content.decode()
+    assert "notes.docx" in office and "money.xlsx" in office
+    assert "notes.docx" not in client.get("/library/?kind=images").content.decode()
+
+
 def test_a_long_sheet_is_cut_and_says_so(owner, monkeypatch):
     monkeypatch.setattr(sheets, "MAX_ROWS", 5)
     rows = [["Date", "Reading"]] + [[f"2026-01-{d:02d}", d * 3] for d in range(1, 20)]

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from asgiref.sync import async_to_sync
 from django.db import transaction
 
+from apps.core.errors import JarvisError
 from apps.instance.models import Connection, ModelEntry
 from apps.instance.selectors import instance_settings
 from apps.library.ingest.parsing.types import Figure, ParsedDocument, ParseOptions
@@ -133,7 +134,14 @@ def images_describe(
     if plan.model is None:
         parsed.warnings.append(f"{_not_described(todo)}: {plan.reason}")
         return 0
-    config = provider_config_for(plan.model, timeout=REQUEST_TIMEOUT_SECONDS, max_tokens=MAX_TOKENS)
+    try:
+        config = provider_config_for(
+            plan.model, timeout=REQUEST_TIMEOUT_SECONDS, max_tokens=MAX_TOKENS
+        )
+    except JarvisError as exc:  # the connection's key cannot be read any more
+        logger.warning("vision model %s unusable: %s", plan.model.label, exc)
+        parsed.warnings.append(f"{_not_described(todo)}: {exc}")
+        return 0
     made: list[ImageDescription] = []
     failures: list[str] = []
     for number, figure in enumerate(todo, start=1):

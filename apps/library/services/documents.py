@@ -87,13 +87,17 @@ def document_ingest(
     parsed.authors = authors or parsed.authors
     parsed.doi = doi or parsed.doi
     # Network work (a vision model), after the parse and before any transaction.
-    images_describe(
-        parsed,
-        source=source,
-        plan=plan,
-        title=parsed.title,
-        progress=lambda message: set_progress(document, message),
-    )
+    try:
+        images_describe(
+            parsed,
+            source=source,
+            plan=plan,
+            title=parsed.title,
+            progress=lambda message: set_progress(document, message),
+        )
+    except Exception as exc:  # recorded on the document; the job run records the traceback
+        set_status(document, Document.Status.FAILED, f"describing images failed: {exc}")
+        raise
     prepared = prepare(parsed, parsed.title)
     try:
         if full:

@@ -36,17 +36,16 @@ _TEXT_FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
 _SPACES = re.compile(r"\s+")
 
 
-def pdf_figures(doc: pymupdf.Document, *, with_images: bool, skip_pages: set[int]) -> list[Figure]:
-    """Up to MAX_FIGURES figures in page order. `skip_pages` (1-based): pages
-    read by OCR, whose one big image is the page itself."""
+def pdf_figures(doc: pymupdf.Document, *, pages: list[int], with_images: bool) -> list[Figure]:
+    """Up to MAX_FIGURES figures in page order, looked for on `pages` (1-based):
+    the pages that hold images, less those read by OCR (whose one big image is
+    the page itself). Placing a page's images costs a pass over its content,
+    so pages without any are never visited."""
     figures: list[Figure] = []
     seen: set[int] = set()
-    for index in range(doc.page_count):
-        number = index + 1
-        if number in skip_pages:
-            continue
+    for number in pages:
         try:
-            page = doc.load_page(index)
+            page = doc.load_page(number - 1)
             placements = page.get_image_info(xrefs=True)
         except (RuntimeError, ValueError):
             continue  # a broken page is reported by the text extraction

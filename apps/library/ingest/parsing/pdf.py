@@ -113,7 +113,9 @@ def extract_pdf(
             doi=_find_doi([*metadata_texts, *pages.first_texts]),
             warnings=warnings,
             figures=pdf_figures(
-                doc, with_images=options.figure_images, skip_pages=set(pages.ocr_pages)
+                doc,
+                pages=[n for n in pages.with_images if n not in set(pages.ocr_pages)],
+                with_images=options.figure_images,
             ),
             ocr_pages=pages.ocr_pages,
             ocr_empty_pages=pages.ocr_empty,
@@ -136,6 +138,7 @@ class _Pages:
     body: list[ChunkDraft] = field(default_factory=list)
     first_texts: list[str] = field(default_factory=list)  # where a DOI is looked for
     unreadable: list[int] = field(default_factory=list)
+    with_images: list[int] = field(default_factory=list)  # pages that show raster images
     ocr_pages: list[int] = field(default_factory=list)  # read by OCR
     ocr_empty: list[int] = field(default_factory=list)  # read by OCR, nothing found
     ocr_error: str = ""  # why OCR could not run at all
@@ -152,7 +155,10 @@ def _extract_pages(doc: pymupdf.Document, options: ParseOptions) -> _Pages:
             page = doc.load_page(index)
             annotations = _annotation_chunks(page, number)
             text = _page_text(page)
-            if not text and _shows_something(page):
+            has_images = bool(page.get_images(full=False))  # the resource list: cheap
+            if has_images:
+                pages.with_images.append(number)
+            if not text and (has_images or bool(page.get_cdrawings())):
                 scanned.append(number)
         except (RuntimeError, ValueError):
             # One broken page object should not lose the rest of the document.
@@ -222,12 +228,6 @@ def _read_or_error(
         return recognise(image, languages=languages, dpi=dpi), None
     except UnreadableDocument as exc:
         return "", exc
-
-
-def _shows_something(page: pymupdf.Page) -> bool:
-    """A page with no text that still shows an image or drawing: worth OCR.
-    A blank page (a separator sheet) is not."""
-    return bool(page.get_images(full=False)) or bool(page.get_cdrawings())
 
 
 def _render_for_ocr(page: pymupdf.Page) -> tuple[Image.Image, int]:

@@ -317,6 +317,16 @@ def test_an_image_declaring_too_many_pixels_is_refused_before_decoding(owner, em
     assert document.error == ("refused: the image is larger than 64 megapixels (12,000 x 9,000)")
 
 
+def test_a_truncated_photo_fails_with_its_reason():
+    buffer = io.BytesIO()
+    photo_image("Gas meter 0042", seed=1).save(buffer, format="JPEG")
+
+    with pytest.raises(
+        UnreadableDocument, match=r"^not a readable image \(image file is truncated"
+    ):
+        parse_bytes(buffer.getvalue()[:20_000], kind="image", filename="meter.jpg")
+
+
 def _zip(files: dict[str, str]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:

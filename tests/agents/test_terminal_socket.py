@@ -23,6 +23,7 @@ from apps.agents.terminal import session as terminal_session
 from apps.agents.terminal.registry import TERMINALS
 from apps.chats.services import chat_delete, turn_start
 from jarvis_site.asgi import application
+from tests.agents.conftest import pinned_profile
 from tests.fakes.sshd import processes_matching
 from tests.support.sockets import session_headers
 
@@ -32,20 +33,6 @@ TIMEOUT = 15
 # An output line: it follows a newline, or the OSC 133 mark (C) that bash
 # prints where a command's output starts.
 LINE = rb"(?:\n|\x07)"
-
-
-def pinned_profile(owner, server, **changes):
-    fields = {
-        "owner": owner,
-        "name": "box",
-        "host": server.host,
-        "port": server.port,
-        "username": server.user,
-        "key_text": server.client_key,
-    }
-    profile = services.profile_create(**{**fields, **changes})
-    services.profile_pin_host_key(profile=profile, key_line=server.host_key_line)
-    return profile
 
 
 @pytest.fixture

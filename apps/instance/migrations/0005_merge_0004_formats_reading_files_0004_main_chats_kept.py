@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('instance', '0004_formats_reading_files'),
-        ('instance', '0004_main_chats_kept'),
+        ("instance", "0004_formats_reading_files"),
+        ("instance", "0004_main_chats_kept"),
     ]
 
-    operations = [
-    ]
+    operations = []

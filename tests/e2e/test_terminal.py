@@ -17,7 +17,9 @@ from django.contrib.auth.models import Group, Permission
 
 from apps.accounts import permissions
 from apps.agents import services
+from apps.instance.services import connection_create, model_add
 from tests.e2e.conftest import screenshot
+from tests.fakes.llm import FakeOpenAI, Reply
 from tests.fakes.sshd import FakeSSHD
 from tests.support.browser import collect_errors, sign_in
 
@@ -224,3 +226,38 @@ def test_a_dropped_tab_reconnects_at_once_and_starts_from_the_scrollback(
     # The scrollback replaced the screen rather than being added to it.
     assert screen_text(page).count("first screen") == 1
     assert page.locator("[data-terminal-status]").get_attribute("data-state") == "live"
+
+
+def test_an_approval_card_in_the_browser_lets_a_command_run(
+    page, live_server_url, agent_chat, sshd
+):
+    """Ask mode in the browser: the command waits on a card; Approve runs it
+    over SSH and the reply goes on; the terminal shows its effect."""
+    project = agent_chat.agent_session.project_dir
+    with FakeOpenAI() as llm:  # the model, in this process, over HTTP
+        connection = connection_create(
+            name="home", kind="openai", base_url=llm.base_url, location="local"
+        )
+        model_add(connection=connection, model_id="local-7b", supports_tools=True, default=True)
+        llm.queue(
+            Reply(tool_calls=[("shell_run", json.dumps({"command": "echo approved > card.txt"}))]),
+            Reply(text="The file is written."),
+        )
+        errors = collect_errors(page)
+        sign_in(page, live_server_url)
+        page.goto(f"{live_server_url}/chat/{agent_chat.pk}/")
+        page.fill("#composer-text", "write card.txt")
+        page.click("[data-testid=send]")
+        card = page.locator("[data-testid=approval-card]")
+        card.wait_for(timeout=15_000)
+        assert "shell_run" in card.inner_text() and "echo approved" in card.inner_text()
+        assert not (sshd.home / project.rsplit("/", 1)[-1] / "card.txt").exists()
+        screenshot(page, "agent-approval-card")
+        card.locator("button[value=approve]").click()
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-testid=answer]')]"
+            ".some(a => a.textContent.includes('The file is written.'))",
+            timeout=20_000,
+        )
+        assert (sshd.home / project.rsplit("/", 1)[-1] / "card.txt").read_text() == "approved\n"
+        assert errors == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from apps.chats import tree
 from apps.chats.live import mark_interrupted
 from apps.chats.models import Chat, Message
+from apps.chats.page_hooks import chat_page_hooks_for
 from apps.chats.reply import Reply
 from apps.chats.selectors import busy_message, chats_of
 from apps.chats.usage import chat_usage_for
@@ -56,9 +57,11 @@ def regenerate_models(user, chat: Chat) -> list:
 
 
 def chat_page_context(user, chat: Chat | None) -> dict:
-    """The chat page: the conversation plus the chat list and the model picker."""
+    """The chat page: the conversation plus the chat list and the model picker,
+    and what apps above chats add to it (page_hooks)."""
     return {
         **conversation_context(user, chat),
+        **chat_page_hooks_for(user, chat),
         "chats": list(chats_of(user)[:200]),
         "models": list(models_for(user)),
         "default_model": default_model_for(user),

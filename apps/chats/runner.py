@@ -139,7 +139,10 @@ async def _turn(generation: Generation, *, resume: bool = False) -> None:
         user=turn.user, chat=turn.chat, cloud=turn.cloud, notes_only=turn.chat.notes_only,
         mentions=list(turn.question.mentions or []),
     )  # fmt: skip
-    specs = tools.tool_specs(ctx) if turn.model.supports_tools else []
+    specs = []
+    if turn.model.supports_tools:
+        # Offering a tool may read the database (an agent chat's session).
+        specs = await sync_to_async(tools.tool_specs, thread_sensitive=False)(ctx)
     conversation = [*turn.history, *question_turn]
     if resume:
         # The reply so far ends with the round of calls the person has answered.

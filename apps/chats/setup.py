@@ -10,6 +10,7 @@ from datetime import date
 from django.utils import timezone
 
 from apps.chats import tree
+from apps.chats.kinds import prompt_parts
 from apps.chats.models import Chat, Message
 from apps.core.errors import JarvisError
 from apps.instance.prompts import response_style_for
@@ -54,6 +55,7 @@ def system_prompt(user, chat: Chat) -> str:
         response_style_for(user),
         NOTES_ONLY if chat.notes_only else OWN_KNOWLEDGE,
         f"Today is {timezone.localdate():%A %d %B %Y}. You are talking with {user.name}.",
+        *prompt_parts(chat),
     ]
     if chat.summary:
         parts.append(f"Summary of the earlier part of this conversation:\n{chat.summary}")

@@ -15,7 +15,10 @@ import pytest
 from django.contrib.auth.models import Group, Permission
 
 from apps.accounts import permissions
-from apps.agents import ssh
+from apps.agents import services, ssh
+
+# The chat fixtures: a fake OpenAI-compatible server as a local model.
+from tests.chats.conftest import llm, local_model  # noqa: F401
 from tests.fakes.sshd import FakeSSHD
 
 
@@ -76,3 +79,17 @@ def agent_owner(owner):
 @pytest.fixture
 def agent_member(member):
     return grant_agents(member)
+
+
+def pinned_profile(owner, server, **changes):
+    fields = {
+        "owner": owner,
+        "name": "box",
+        "host": server.host,
+        "port": server.port,
+        "username": server.user,
+        "key_text": server.client_key,
+    }
+    profile = services.profile_create(**{**fields, **changes})
+    services.profile_pin_host_key(profile=profile, key_line=server.host_key_line)
+    return profile

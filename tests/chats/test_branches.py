@@ -297,7 +297,7 @@ def test_existing_chats_are_linked_into_one_line(owner):
         Message.objects.create(chat=chat, role=role, text=f"m{n}", status="done")
         for n, role in enumerate(["user", "assistant", "user", "assistant"])
     ]
-    migration = importlib.import_module("apps.chats.migrations.0005_chat_parity_message_tree")
+    migration = importlib.import_module("apps.chats.migrations.0006_chat_parity_message_tree")
     migration.link_linearly(django_apps, None)
     chat.refresh_from_db()
     assert chat.leaf_id == rows[-1].pk

@@ -169,9 +169,9 @@ def test_add_puts_a_file_in_the_owners_uploads(owner, tmp_path):
 
 
 def test_add_refuses_an_unsupported_type(owner, tmp_path):
-    image = tmp_path / "photo.png"
-    image.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
-    with pytest.raises(CommandError, match="looks like a PNG image"):
+    image = tmp_path / "anim.gif"
+    image.write_bytes(b"GIF89a\x01\x00\x01\x00\x80\x00\x00" + bytes(64))
+    with pytest.raises(CommandError, match="looks like a GIF image"):
         kb("add", "--owner", "olivia", str(image))
 
 

@@ -78,6 +78,8 @@ class TurnContext:
     caveats: list[str] = field(default_factory=list)
     # Cards to show under the reply: (PendingAction kind, payload, status).
     cards: list[tuple[str, dict, str]] = field(default_factory=list)
+    # What tools of other apps look up once per turn (an agent chat's session).
+    extras: dict = field(default_factory=dict)
 
     def number(self, passage: Passage) -> Passage:
         existing = self.by_chunk.get(passage.result.chunk_id)

@@ -21,7 +21,7 @@ def link_linearly(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("chats", "0004_main_approvals"),
+        ("chats", "0005_terminal_chat_kind"),
     ]
 
     operations = [

@@ -12,6 +12,7 @@ from apps.chats import frames
 from apps.chats.live import REGISTRY
 from apps.chats.models import Chat, Message
 from apps.chats.reply import Reply
+from apps.chats.usage import chat_usage_line
 from apps.core.consumers import AuthenticatedConsumer
 
 
@@ -95,4 +96,8 @@ class ChatConsumer(AuthenticatedConsumer):
         if message is None:
             return ""
         reply = Reply.of(message, configure_link=self.user.is_staff)
+        if not reply.in_flight:
+            # The page may have missed the final frame (it came before the
+            # send's answer put the reply there): the chat's total comes too.
+            reply.chat_usage = chat_usage_line(self.chat_id)
         return frames.render_blocks(reply, composer=True, leaf=leaf)

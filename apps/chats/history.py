@@ -25,9 +25,27 @@ class PastExchange:
 
 def index_exchange(*, question: Message, answer: Message) -> None:
     chat = answer.chat
+    index_exchange_row(
+        answer_id=answer.pk,
+        question=question.text,
+        answer=answer.text,
+        owner_id=chat.owner_id,
+        chat_id=chat.pk,
+        private=chat.private,
+    )
+
+
+def index_exchange_row(
+    *, answer_id: int, question: str, answer: str, owner_id: int, chat_id: int, private: bool
+) -> None:
+    """The same from plain values (the end of every reply: no model rows to load)."""
     with connection.cursor() as cursor:
-        cursor.execute(f"DELETE FROM {TABLE} WHERE rowid = %s", [answer.pk])
-        _insert(cursor, chat, question, answer)
+        cursor.execute(f"DELETE FROM {TABLE} WHERE rowid = %s", [answer_id])
+        cursor.execute(
+            f"INSERT INTO {TABLE}(rowid, question, answer, owner_id, chat_id, private) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            [answer_id, question, answer, owner_id, chat_id, int(private)],
+        )
 
 
 def _insert(cursor, chat: Chat, question: Message, answer: Message) -> None:

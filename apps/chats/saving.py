@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections, connection, transaction
 
-from apps.chats.history import index_exchange
+from apps.chats.history import index_exchange_row
 from apps.chats.live import SAVE_INTERVAL, Generation
 from apps.chats.models import Message
 from apps.chats.reply import Reply
@@ -55,10 +55,31 @@ def save(snapshot: Snapshot) -> None:
 
 
 def index_exchange_of(message_id: int) -> None:
-    answer = Message.objects.select_related("chat", "parent").get(pk=message_id)
-    question = question_of(answer)
-    if question is not None:
-        index_exchange(question=question, answer=answer)
+    # Plain values, not model rows: this runs at the end of every reply.
+    row = (
+        Message.objects.filter(pk=message_id)
+        .values(
+            "text", "chat_id", "chat__owner_id", "chat__private", "parent__text", "parent__role"
+        )
+        .first()
+    )
+    if row is None:
+        return
+    if row["parent__role"] == Message.Role.USER:
+        question = row["parent__text"]
+    else:  # a reply never linked into the tree: the question before it
+        found = question_of(Message.objects.select_related("chat").get(pk=message_id))
+        if found is None:
+            return
+        question = found.text
+    index_exchange_row(
+        answer_id=message_id,
+        question=question,
+        answer=row["text"],
+        owner_id=row["chat__owner_id"],
+        chat_id=row["chat_id"],
+        private=row["chat__private"],
+    )
 
 
 async def maybe_save(generation: Generation) -> None:

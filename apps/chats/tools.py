@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from apps.core.errors import JarvisError
+from apps.core.ids import parse_id, parse_ids
 from apps.llm import ToolSpec
 
 LOCAL_ONLY_STOP = (
@@ -168,6 +169,13 @@ def _scope(ctx: TurnContext, filters) -> None:
         filters.source_ids = collections
 
 
+def _as_list(value) -> list:
+    # A model may send one id where the schema asks for a list of them.
+    if isinstance(value, list):
+        return value
+    return [value] if value not in (None, "") else []
+
+
 def search_notes(ctx: TurnContext, args: dict) -> str:
     from apps.library.search import Filters, search
 
@@ -176,7 +184,7 @@ def search_notes(ctx: TurnContext, args: dict) -> str:
         raise ToolError("search_notes needs a query")
     tags = args.get("tags") or []
     filters = Filters(
-        source_ids=[int(c) for c in args.get("collections") or []] or None,
+        source_ids=parse_ids(_as_list(args.get("collections"))) or None,
         category=str(args.get("category") or ""),
         status=str(args.get("status") or ""),
         entity=str(args.get("entity") or ""),
@@ -221,10 +229,9 @@ def _hold_back(ctx: TurnContext, query: str, mode: str, filters) -> None:
 def _readable_document(ctx: TurnContext, document_id):
     from apps.library.selectors import visible_to
 
-    try:
-        pk = int(document_id)
-    except (TypeError, ValueError):
-        raise ToolError("document_id must be a number") from None
+    pk = parse_id(document_id)
+    if pk is None:
+        raise ToolError("document_id must be a document's number")
     document = visible_to(ctx.user).select_related("source").filter(pk=pk).first()
     local_only = document is not None and (
         document.in_private_dir or document.source.cloud != "allowed"
@@ -272,7 +279,7 @@ def list_documents(ctx: TurnContext, args: dict) -> str:
     from apps.library.selectors import ListingFilters, library_documents
 
     filters = ListingFilters(
-        source=int(args["collection"]) if str(args.get("collection") or "").isdigit() else None,
+        source=parse_id(str(args.get("collection") or "")),
         kind=str(args.get("kind") or ""),
         category=str(args.get("category") or ""),
         status=str(args.get("status") or ""),

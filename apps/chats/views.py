@@ -22,6 +22,7 @@ from apps.chats.pages import chat_page_context
 from apps.chats.runner import REGISTRY
 from apps.chats.selectors import chats_of, get_chat_for
 from apps.core.errors import Conflict, JarvisError
+from apps.core.ids import parse_id
 
 
 @login_required
@@ -41,8 +42,9 @@ def _mentions(request: HttpRequest) -> list[dict]:
     mentions = []
     for value in request.POST.getlist("mention")[:20]:
         kind, _, pk = value.partition(":")
-        if kind in ("document", "collection") and pk.isdigit():
-            mentions.append({"kind": kind, "id": int(pk)})
+        number = parse_id(pk)
+        if kind in ("document", "collection") and number is not None:
+            mentions.append({"kind": kind, "id": number})
     return mentions
 
 

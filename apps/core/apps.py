@@ -1,5 +1,8 @@
 from django.apps import AppConfig
+from django.urls import register_converter
 from django.utils.module_loading import autodiscover_modules
+
+from apps.core.ids import IdConverter
 
 
 class CoreConfig(AppConfig):
@@ -7,6 +10,9 @@ class CoreConfig(AppConfig):
     label = "core"
 
     def ready(self) -> None:
+        # `<id:pk>` in every app's URLs and websocket routes (apps.core.ids); here,
+        # because ready() runs before any URLconf or routing module is imported.
+        register_converter(IdConverter, "id")
         # Every process (web, worker, CLI) imports the apps' tasks modules so the
         # job registry is complete: the Jobs page and sync_status list every job,
         # and the web can enqueue tasks the worker knows by the same names.

@@ -83,6 +83,13 @@ class AuthenticatedConsumer(AsyncJsonWebsocketConsumer):
         return alive and type(self.user).objects.filter(pk=self.user.pk, is_active=True).exists()
 
 
+class NotFoundConsumer(AsyncJsonWebsocketConsumer):
+    """Every websocket path no app routes: refused before accept()."""
+
+    async def connect(self) -> None:
+        await self.close(code=CLOSE_NOT_FOUND)
+
+
 class PingConsumer(AuthenticatedConsumer):
     """The smallest authenticated socket: greets the user and answers pings.
     The shell uses it to show that live updates are connected."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
+from apps.core.ids import parse_id
 from apps.drafts.models import Draft, Proposal, Snapshot
 
 
@@ -39,10 +40,8 @@ def snapshots_of(draft: Draft, filename: str) -> QuerySet[Snapshot]:
 def open_draft_context(user, draft_id, filename) -> tuple[Draft | None, str]:
     """The draft a chat message was sent beside (the editor's chat panel) and
     the line that tells the model what is open. A forged or foreign id: none."""
-    try:
-        draft = drafts_of(user).filter(pk=int(draft_id)).first()
-    except (TypeError, ValueError):
-        return None, ""
+    pk = parse_id(draft_id)
+    draft = drafts_of(user).filter(pk=pk).first() if pk is not None else None
     if draft is None:
         return None, ""
     name = filename if isinstance(filename, str) and filename else draft.main_file

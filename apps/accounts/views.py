@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.accounts import services
 from apps.accounts.forms import (
@@ -69,6 +69,19 @@ def login_view(request: HttpRequest) -> HttpResponse:
         "signup_enabled": instance_settings().signup_enabled,
     }
     return render(request, "accounts/login.html", context, status=status)
+
+
+@never_cache
+@require_GET
+def admin_login_view(request: HttpRequest) -> HttpResponse:
+    """Where Django's admin sends anyone it turns away. A stranger signs in on
+    the one throttled sign-in page; a signed-in person who is not an admin is
+    told so (redirecting them to sign in would send them straight back to the
+    admin, which would send them here again, for ever)."""
+    if request.user.is_authenticated:
+        return render(request, "accounts/admin_required.html", status=403)
+    query = request.META.get("QUERY_STRING", "")
+    return redirect(resolve_url("accounts:login") + (f"?{query}" if query else ""))
 
 
 @require_POST

@@ -1,6 +1,8 @@
 """Signing in and out: one error for every bad attempt, throttling with a clear
 message, a fresh session key on sign-in, sign-up off unless an admin allows it."""
 
+from urllib.parse import unquote
+
 import pytest
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
@@ -155,3 +157,43 @@ class TestSignup:
             },
         )
         assert b"That username is taken." in response.content
+
+
+class TestAdminPages:
+    def test_a_member_opening_the_admin_is_told_it_is_for_administrators(self, client, member):
+        client.force_login(member)
+        response = client.get("/admin/", follow=True)
+        assert response.status_code == 403
+        assert "You need to be an administrator" in response.content.decode()
+        # Two hops, not a loop between the admin's login and Jarvis's.
+        assert [url for url, _ in response.redirect_chain] == ["/admin/login/?next=/admin/"]
+
+    def test_a_deep_admin_link_ends_on_the_same_page(self, client, member):
+        client.force_login(member)
+        response = client.get("/admin/accounts/user/", follow=True)
+        assert response.status_code == 403
+        assert len(response.redirect_chain) == 1
+
+    def test_a_member_who_signs_in_with_next_admin_ends_on_the_notice(self, client, member):
+        response = client.post(
+            "/accounts/login/?next=/admin/",
+            {"username": "max", "password": PASSWORD, "next": "/admin/"},
+            follow=True,
+        )
+        assert response.status_code == 403
+        assert "You need to be an administrator" in response.content.decode()
+        assert len(response.redirect_chain) == 2
+
+    def test_an_admin_gets_the_admin(self, client, admin):
+        client.force_login(admin)
+        response = client.get("/admin/", follow=True)
+        assert response.status_code == 200
+        assert response.redirect_chain == []
+        assert "Jarvis administration" in response.content.decode()
+
+    def test_a_stranger_is_sent_to_sign_in_keeping_where_they_were_going(self, client, db):
+        response = client.get("/admin/accounts/user/", follow=True)
+        assert (
+            unquote(response.redirect_chain[-1][0]) == "/accounts/login/?next=/admin/accounts/user/"
+        )
+        assert "Sign in to Jarvis" in response.content.decode()

@@ -46,23 +46,17 @@ def login_view(request: HttpRequest) -> HttpResponse:
     form = LoginForm(request, data=request.POST if request.method == "POST" else None)
     status = 200
     if request.method == "POST":
-        username = request.POST.get("username", "")
-        ip = _client_ip(request)
-        wait = services.login_wait_seconds(username=username, ip=ip)
-        if wait:
-            minutes = max(1, round(wait / 60))
+        attempt = services.login_attempt_start(
+            username=request.POST.get("username", ""), ip=_client_ip(request)
+        )
+        if attempt.refused:
             form = LoginForm(request)
-            form.throttle_message = (
-                "Too many failed sign-in attempts. "
-                f"Try again in about {minutes} minute{'s' if minutes != 1 else ''}."
-            )
+            form.throttle_message = attempt.refusal_message()
             status = 429
-        elif form.is_valid():
-            services.login_failures_clear(username=username)
+        elif form.is_valid():  # the password is verified here, after the attempt was counted
+            services.login_attempt_succeeded(attempt=attempt)
             auth_login(request, form.get_user())  # rotates the session key
             return redirect(_next_url(request))
-        else:
-            services.login_failure_record(username=username, ip=ip)
     context = {
         "form": form,
         "next": request.GET.get("next", request.POST.get("next", "")),

@@ -24,7 +24,7 @@ from apps.instance.selectors import instance_settings
 
 
 def _client_ip(request: HttpRequest) -> str | None:
-    # Behind nginx, daphne's --proxy-headers has already put the client's address here.
+    # The client's own address, even behind nginx (apps.core.middleware.ClientAddressMiddleware).
     return request.META.get("REMOTE_ADDR") or None
 
 

@@ -4,7 +4,7 @@
 anonymous connections before `accept()`, joins a group named for the session
 so logging out closes the socket, and re-checks the session periodically so a
 session ended elsewhere (a disabled user, a password change) closes it too.
-Origin and Host are checked before any consumer runs (asgi.py).
+Origin and Host are checked before any consumer runs (asgi.py, apps/core/origins.py).
 """
 
 from __future__ import annotations

@@ -35,9 +35,13 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("JARVIS_DEBUG", False)
 
+# Every Jarvis process (web, worker, CLI) loads these settings first: from here
+# on, what it creates is readable by this account only (apps/core/filemodes.py).
+os.umask(0o077)
+
 # --- Data directory: the database, the Huey queue, uploads and drafts live here.
 DATA_DIR = env_path("JARVIS_DATA_DIR", BASE_DIR / "var")
-DATA_DIR.mkdir(parents=True, exist_ok=True)
+DATA_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
 DATABASE_FILE = env_path("JARVIS_DB_FILE", DATA_DIR / "jarvis.sqlite3")
 HUEY_FILE = env_path("JARVIS_HUEY_FILE", DATA_DIR / "huey.sqlite3")
 UPLOADS_DIR = DATA_DIR / "uploads"
@@ -228,7 +232,8 @@ STORAGES = {
     "staticfiles": {"BACKEND": "apps.core.storage.StaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = DEBUG
-FILE_UPLOAD_PERMISSIONS = 0o640
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 MEDIA_ROOT = UPLOADS_DIR
 
 # --- Realtime: one web process, so the in-memory channel layer is enough.

@@ -1,7 +1,9 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 from django.urls import register_converter
 from django.utils.module_loading import autodiscover_modules
 
+from apps.core.filemodes import data_modes_fix
 from apps.core.ids import IdConverter
 
 
@@ -17,3 +19,11 @@ class CoreConfig(AppConfig):
         # job registry is complete: the Jobs page and sync_status list every job,
         # and the web can enqueue tasks the worker knows by the same names.
         autodiscover_modules("tasks")
+        # An install from before umask 077 had a world-readable database and
+        # uploads; every `migrate` (make run, install.sh, update.sh) fixes that.
+        post_migrate.connect(_fix_data_modes, sender=self, dispatch_uid="core-data-modes")
+
+
+def _fix_data_modes(sender, using: str = "default", **kwargs) -> None:
+    if using == "default":
+        data_modes_fix()

@@ -74,3 +74,15 @@ def test_the_vhost_replaces_the_clients_forwarded_for():
 @pytest.mark.parametrize("script", ["install.sh", "update.sh"])
 def test_the_scripts_parse(script):
     assert subprocess.run(["bash", "-n", str(DEPLOY / script)]).returncode == 0
+
+
+@pytest.mark.parametrize("unit", ["jarvis-web.service.in", "jarvis-worker.service.in"])
+def test_the_services_create_private_files(unit):
+    assert "\nUMask=0077\n" in render(unit)
+
+
+def test_the_installer_makes_the_data_dir_private_and_nginx_does_not_read_it():
+    installer = (DEPLOY / "install.sh").read_text()
+    assert re.search(r'install -d .*-m 0700 "\$DATA_DIR"', installer)
+    # Static files come through daphne: nginx (www-data) cannot read a 0700 data dir.
+    assert "/var/lib/jarvis" not in render("nginx-jarvis.conf.in")

@@ -17,17 +17,11 @@ import os
 import stat
 from pathlib import Path
 
-from django.conf import settings
+from apps.core.datapaths import private_files, private_trees, vaults_root
 
 logger = logging.getLogger(__name__)
 
-UMASK = 0o077
 OPEN_BITS = 0o077  # group and others
-SQLITE_SIDECARS = ("", "-wal", "-shm", "-journal")
-
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or path.is_relative_to(root)
 
 
 def _tighten(path: Path) -> bool:
@@ -42,34 +36,24 @@ def _tighten(path: Path) -> bool:
     mode = stat.S_IMODE(info.st_mode)
     if not mode & OPEN_BITS:
         return False
-    os.chmod(path, mode & ~OPEN_BITS, follow_symlinks=False)
+    os.chmod(path, mode & ~OPEN_BITS)  # a regular file or folder, checked just above
     return True
-
-
-def private_trees() -> list[Path]:
-    roots = [Path(settings.DATA_DIR), Path(settings.DRAFTS_ROOT)]
-    return [root for i, root in enumerate(roots) if not any(_inside(root, r) for r in roots[:i])]
-
-
-def private_files() -> list[Path]:
-    files = []
-    for database in (Path(settings.DATABASE_FILE), Path(settings.HUEY_FILE)):
-        files += [database.with_name(database.name + suffix) for suffix in SQLITE_SIDECARS]
-    return files
 
 
 def data_modes_fix() -> int:
     """Make everything Jarvis keeps private to its account. Returns how many
     files and folders were changed."""
-    vaults = Path(settings.VAULTS_ROOT).resolve()
+    vaults = vaults_root()
     changed = 0
     for root in private_trees():
-        root = root.resolve()
-        if _inside(root, vaults):
+        if root == vaults:
+            # Vaults and Jarvis's files mixed in one folder: which is whose cannot
+            # be told, so only the database and queue files below are tightened.
+            logger.warning("JARVIS_VAULTS_ROOT is %s itself; its files are left as they are", root)
             continue
         for folder, subfolders, files in os.walk(root, followlinks=False):
             here = Path(folder)
-            subfolders[:] = [name for name in subfolders if not _inside(here / name, vaults)]
+            subfolders[:] = [name for name in subfolders if here / name != vaults]
             changed += _tighten(here)
             changed += sum(_tighten(here / name) for name in files)
     changed += sum(_tighten(path) for path in private_files())

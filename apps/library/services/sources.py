@@ -16,6 +16,7 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from apps.accounts.permissions import MANAGE_FOLDER_SOURCES
+from apps.core.datapaths import holds_jarvis_data
 from apps.core.errors import AlreadyExists, Refused
 from apps.library.index import tables
 from apps.library.ingest.sync import check_folder, refresh_families
@@ -45,6 +46,10 @@ def resolve_vault_path(path: str) -> Path:
     resolved = candidate.resolve()
     if not resolved.is_relative_to(root):
         raise Refused(f"{path} is outside the vaults root {root} (JARVIS_VAULTS_ROOT)")
+    if holds_jarvis_data(resolved):
+        raise Refused(
+            f"{path} holds Jarvis's own data ({settings.DATA_DIR}); register a folder that does not"
+        )
     check_folder(resolved)
     return resolved
 

@@ -6,11 +6,14 @@ BIN    := $(VENV)/bin
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
-# Debian packages the test suite drives for real: Chromium for browser tests;
-# for draft builds (apps/drafts/toolchain.py) latexmk, pdflatex, pandoc and
-# bubblewrap, which they run in. pandoc's default LaTeX template needs lmodern
-# and xcolor (texlive-latex-recommended); texlive-latex-extra is not needed.
-TEST_DEBS := chromium openssh-server openssh-client latexmk texlive-latex-base texlive-latex-recommended lmodern pandoc bubblewrap
+# Debian packages Jarvis runs: for draft builds (apps/drafts/toolchain.py)
+# latexmk, pdflatex, pandoc and bubblewrap, which they run in. pandoc's default
+# LaTeX template needs lmodern and xcolor (texlive-latex-recommended);
+# texlive-latex-extra is not needed. deploy/install.sh installs the same list.
+RUNTIME_DEBS := latexmk texlive-latex-base texlive-latex-recommended lmodern pandoc bubblewrap
+# ...and what only the test suite drives for real: Chromium for browser tests,
+# OpenSSH's server (and ssh-keygen) for the agent tests.
+TEST_DEBS := chromium openssh-server openssh-client $(RUNTIME_DEBS)
 
 .PHONY: run test setup install install-dev system-deps lint clean
 
@@ -58,6 +61,7 @@ system-deps:
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python scripts/vendor.py --verify
 
 test: install-dev system-deps lint

@@ -272,6 +272,8 @@ CHAT_MAX_TOOL_ROUNDS = env_int("JARVIS_CHAT_MAX_TOOL_ROUNDS", 6, minimum=1)
 # Compact (summarise earlier turns) when the request passes this share of the
 # model's context length (when the catalogue knows the length).
 CHAT_COMPACT_PERCENT = env_int("JARVIS_CHAT_COMPACT_PERCENT", 75, minimum=10)
+# A model whose context length the catalogue does not know is taken to have this many tokens.
+CHAT_DEFAULT_CONTEXT_TOKENS = env_int("JARVIS_CHAT_DEFAULT_CONTEXT_TOKENS", 8192, minimum=1024)
 CHAT_REQUEST_TIMEOUT_SECONDS = env_int("JARVIS_CHAT_TIMEOUT_SECONDS", 120, minimum=5)
 
 # --- Drafts: the sandbox the assistant writes into (apps/drafts/sandbox.py)

@@ -2,13 +2,14 @@ from django.contrib import admin
 from django.urls import include, path
 
 from apps.accounts.views import admin_login_view
-from apps.core.views import home
+from apps.core.views import favicon, home
 
 admin.site.site_header = "Jarvis administration"
 admin.site.site_title = "Jarvis admin"
 
 urlpatterns = [
     path("", home, name="home"),
+    path("favicon.ico", favicon, name="favicon"),
     # One sign-in page, with its throttling, for the admin too; a member who is
     # not an admin is told so there.
     path("admin/login/", admin_login_view, name="admin_login"),

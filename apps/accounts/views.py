@@ -1,3 +1,5 @@
+"""Sign-in (throttled), sign-out, sign-up, and Settings → Profile and password."""
+
 from __future__ import annotations
 
 from django.contrib import messages

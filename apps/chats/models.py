@@ -53,6 +53,9 @@ class Message(models.Model):
         STOPPED = "stopped", "Stopped"
         ERROR = "error", "Error"
         INTERRUPTED = "interrupted", "Interrupted"
+        # Tool calls wait for the person's approval (agent chats); the turn
+        # goes on when they answer the card, even after a restart.
+        WAITING = "waiting", "Waiting for your approval"
 
     chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="messages")
     role = models.CharField(max_length=10, choices=Role.choices)
@@ -81,7 +84,7 @@ class Message(models.Model):
 
     @property
     def in_flight(self) -> bool:
-        return self.status in (self.Status.PENDING, self.Status.STREAMING)
+        return self.status in (self.Status.PENDING, self.Status.STREAMING, self.Status.WAITING)
 
 
 class PendingAction(models.Model):
@@ -93,6 +96,7 @@ class PendingAction(models.Model):
         # Draft cards link to the editor; a proposal is reviewed there, hunk by hunk.
         REVIEW_DRAFT_EDIT = "review_draft_edit", "Review a suggested change"
         DRAFT_CREATED = "draft_created", "A new draft"
+        APPROVE_TOOLS = "approve_tools", "Approve tool calls"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting for you"

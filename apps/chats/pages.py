@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from apps.chats.frames import ReplyView
+from apps.chats.live import mark_interrupted
 from apps.chats.models import Chat
-from apps.chats.runner import mark_interrupted
+from apps.chats.reply import Reply
 from apps.chats.selectors import busy_message, chats_of
+from apps.instance.selectors import instance_settings
+from apps.llm.selectors import default_model_for, models_for
 
 
 def conversation_context(user, chat: Chat | None) -> dict:
@@ -21,7 +23,7 @@ def conversation_context(user, chat: Chat | None) -> dict:
         mark_interrupted(chat)
         messages = list(chat.messages.prefetch_related("actions").order_by("pk"))
         context["items"] = [
-            (m, ReplyView.of(m, configure_link=user.is_staff) if m.role == "assistant" else None)
+            (m, Reply.of(m, configure_link=user.is_staff) if m.role == "assistant" else None)
             for m in messages
         ]
         busy = busy_message(chat)
@@ -32,11 +34,10 @@ def conversation_context(user, chat: Chat | None) -> dict:
 
 def chat_page_context(user, chat: Chat | None) -> dict:
     """The chat page: the conversation plus the chat list and the model picker."""
-    from apps.llm.selectors import default_model_for, models_for
-
     return {
         **conversation_context(user, chat),
         "chats": list(chats_of(user)[:200]),
         "models": list(models_for(user)),
         "default_model": default_model_for(user),
+        "chats_kept": instance_settings().chats_kept,
     }

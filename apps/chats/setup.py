@@ -11,7 +11,10 @@ from django.utils import timezone
 
 from apps.chats.models import Chat, Message
 from apps.core.errors import JarvisError
+from apps.instance.prompts import response_style_for
+from apps.instance.prompts import system_prompt as instance_prompt
 from apps.llm import ProviderConfig, provider_config_for
+from apps.llm.selectors import default_model_for, resolve_model
 
 
 @dataclass
@@ -39,17 +42,12 @@ OWN_KNOWLEDGE = (
 
 
 def chosen_model(user, chat: Chat):
-    from apps.llm.selectors import default_model_for, resolve_model
-
     if chat.model_label:
         return resolve_model(user, chat.model_label)
     return default_model_for(user)
 
 
 def system_prompt(user, chat: Chat) -> str:
-    from apps.instance.prompts import response_style_for
-    from apps.instance.prompts import system_prompt as instance_prompt
-
     parts = [
         instance_prompt(),
         response_style_for(user),

@@ -10,6 +10,7 @@ urlpatterns = [
     path("search/", views.search, name="search"),
     path("mentions/", views.mentions, name="mentions"),
     path("action/<id:pk>/", views.action, name="action"),
+    path("approval/<id:pk>/", views.approval, name="approval"),
     path("<id:pk>/", views.detail, name="detail"),
     path("<id:pk>/send/", views.send, name="send"),
     path("<id:pk>/stop/<id:message_id>/", views.stop, name="stop"),

@@ -13,7 +13,7 @@ from pathlib import Path
 from django.conf import settings
 
 from apps.core.errors import Refused
-from apps.drafts import sandbox
+from apps.drafts import sandbox, toolchain
 from apps.drafts.models import Draft
 
 
@@ -28,14 +28,10 @@ class Build:
 
 
 def tools_available() -> dict[str, bool]:
-    from apps.drafts import toolchain
-
     return toolchain.available()
 
 
 def build(*, draft: Draft, filename: str, kind: str) -> Build:
-    from apps.drafts import toolchain
-
     path = sandbox.resolve(draft.owner_id, draft.key, filename)
     suffix = Path(filename).suffix.lower()
     if kind == "compile" and suffix != ".tex":

@@ -9,6 +9,7 @@ urlpatterns = [
     path("new/", views.create, name="create"),
     path("<id:pk>/", views.editor, name="editor"),
     path("<id:pk>/files/", views.add_file, name="add_file"),
+    path("<id:pk>/chat/send/", views.chat_send, name="chat_send"),
     path("<id:pk>/update/", views.update, name="update"),
     path("<id:pk>/delete/", views.delete, name="delete"),
     path("<id:pk>/file/", views.file_read, name="file"),

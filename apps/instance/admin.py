@@ -23,6 +23,7 @@ class InstanceSettingsAdmin(admin.ModelAdmin):
                     "sync_interval_minutes",
                     "inbox_interval_minutes",
                     "drafts_retention_days",
+                    "chats_kept",
                 )
             },
         ),

@@ -1,3 +1,6 @@
+"""The instance's configuration rows: settings (one row), LLM connections with
+their encrypted keys, the model catalogue."""
+
 from __future__ import annotations
 
 from urllib.parse import urlsplit
@@ -42,6 +45,12 @@ class InstanceSettings(models.Model):
         default=10,
         validators=[MinValueValidator(1), MaxValueValidator(24 * 60)],
         help_text="How often PDF inboxes are scanned for new or changed files.",
+    )
+    chats_kept = models.PositiveIntegerField(
+        default=50,
+        validators=[MaxValueValidator(100_000)],
+        help_text="Each person's unpinned chats beyond this many are removed, oldest first, "
+        "with their searchable history (pinned chats never). 0 keeps every chat.",
     )
     drafts_retention_days = models.PositiveIntegerField(
         default=30,

@@ -30,7 +30,7 @@ from types import ModuleType
 import httpx
 
 from apps.llm import anthropic, openai
-from apps.llm.config import ProviderConfig, ToolSpec, provider_config_for
+from apps.llm.config import ModelInfo, ProviderConfig, ToolSpec, provider_config_for
 from apps.llm.errors import ProviderError, redact
 from apps.llm.events import (
     Event,
@@ -106,17 +106,26 @@ async def _events(
         yield out
 
 
+async def describe_models(
+    config: ProviderConfig, *, client: httpx.AsyncClient | None = None
+) -> list[ModelInfo]:
+    """The models the server offers, in its order, with the context length and
+    tool/vision support where it says (see each adapter for the endpoints)."""
+    return await adapter_for(config).describe_models(config, client=client)
+
+
 async def list_models(
     config: ProviderConfig, *, client: httpx.AsyncClient | None = None
 ) -> list[str]:
-    """The model ids the server offers, in its order (see each adapter for the endpoints)."""
-    return await adapter_for(config).list_models(config, client=client)
+    """The model ids the server offers, in its order."""
+    return [info.id for info in await describe_models(config, client=client)]
 
 
 __all__ = [
     "KINDS",
     "Event",
     "Finished",
+    "ModelInfo",
     "OpaqueBlock",
     "ProviderConfig",
     "ProviderError",
@@ -127,6 +136,7 @@ __all__ = [
     "ToolCallStarted",
     "ToolSpec",
     "Usage",
+    "describe_models",
     "list_models",
     "provider_config_for",
     "redact",

@@ -203,9 +203,8 @@ def test_the_editor_ignores_a_proposal_id_that_does_not_fit(client, member, memb
     [
         {"mention": [f"document:{bad}" for bad in BAD_IDS]},
         {"mention": [f"collection:{bad}" for bad in BAD_IDS]},
-        *({"draft": bad} for bad in BAD_IDS),
     ],
-    ids=["documents", "collections", *(f"draft-{n}" for n in range(len(BAD_IDS)))],
+    ids=["documents", "collections"],
 )
 def test_sending_a_message_with_ids_that_do_not_fit_drops_them(client, member, data):
     client.force_login(member)

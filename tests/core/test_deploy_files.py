@@ -52,9 +52,9 @@ def test_the_worker_unit_runs_huey_clearing_stale_locks():
 def test_the_installer_installs_what_the_makefile_tests_drafts_with():
     installer = (DEPLOY / "install.sh").read_text()
     makefile = (DEPLOY.parent / "Makefile").read_text()
-    test_debs = re.search(r"^TEST_DEBS := (.*)$", makefile, re.M).group(1).split()
+    runtime_debs = re.search(r"^RUNTIME_DEBS := (.*)$", makefile, re.M).group(1).split()
     draft_debs = re.search(r'^DRAFT_DEBS="(.*)"$', installer, re.M).group(1).split()
-    assert set(draft_debs) == set(test_debs) - {"chromium"}
+    assert set(draft_debs) == set(runtime_debs)
 
 
 def test_the_vhost_upgrades_websockets():

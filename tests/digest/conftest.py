@@ -299,18 +299,18 @@ def grant(user, *flags):
 
 @pytest.fixture
 def digest_on(db):
-    from apps.digest.services import set_instance_enabled
+    from apps.digest.services import digest_instance_enable
 
-    return set_instance_enabled(enabled=True)
+    return digest_instance_enable(enabled=True)
 
 
 @pytest.fixture
 def reader(owner, local_model, digest_on):
     """The owner, allowed to run the digest, with a digest set up."""
-    from apps.digest.services import configure
+    from apps.digest.services import digest_configure
 
     user = grant(owner, permissions.RUN_PAPER_DIGEST)
-    configure(
+    digest_configure(
         user=user,
         enabled=True,
         arxiv=["cs.LG:10", "cs.CL:10"],

@@ -382,6 +382,10 @@ def _sse(payload: Any, *, multiline: bool = False) -> bytes:
 CHAT_ROUTES = ("/v1/chat/completions", "/chat/completions")  # llama.cpp answers both
 
 
+def _entry(model: str | dict) -> dict:
+    return {"id": model} if isinstance(model, str) else dict(model)
+
+
 class FakeOpenAI(_FakeLLM):
     """POST /v1/chat/completions (or /chat/completions), GET /v1/models (and /models),
     GET /api/tags (Ollama). Set `models_endpoint = False` to answer /models with a
@@ -411,12 +415,16 @@ class FakeOpenAI(_FakeLLM):
             if not self.models_endpoint:
                 handler.send_json(404, "404 page not found")
                 return
+            # A model is an id, or a dict of the fields a richer server lists
+            # (OpenRouter: context_length, supported_parameters, architecture).
             data = [
-                {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models
+                {"object": "model", "created": 0, "owned_by": "fake", **_entry(m)}
+                for m in self.models
             ]
             handler.send_json(200, {"object": "list", "data": data})
         elif seen.method == "GET" and route == "/api/tags":
-            models = [{"name": m, "model": m, "size": 0, "digest": "0" * 12} for m in self.models]
+            names = [_entry(m)["id"] for m in self.models]
+            models = [{"name": m, "model": m, "size": 0, "digest": "0" * 12} for m in names]
             handler.send_json(200, {"models": models})
         elif seen.method == "POST" and route in CHAT_ROUTES:
             self._chat(handler, seen)

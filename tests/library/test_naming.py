@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apps.library.ingest import naming
+from apps.library.ingest import dates
 from apps.library.ingest.naming import (
     DRAFT_RANK,
     FINAL_RANK,
@@ -451,7 +451,7 @@ _RESERVED = (
             *("v", "ver", "version", "rev", "revision", "r", "st", "nd", "rd", "th"),
         ]
     )
-    | naming._SEQUENCE_WORDS
+    | dates._SEQUENCE_WORDS
 )  # "chapter 1" is chapter one, never a copy
 _word = st.from_regex(r"[a-z]{2,9}", fullmatch=True).filter(lambda w: w not in _RESERVED)
 _stem = st.builds(

@@ -20,6 +20,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING
 
 import numpy as np
 from django.db import connection, transaction
@@ -27,8 +29,10 @@ from django.db.models import QuerySet
 
 from apps.library.index import codes
 from apps.library.index.embeddings import EmbeddingUnavailable, configured_model
-from apps.library.ingest.parsing.types import ChunkDraft
 from apps.library.models import Chunk, Document, IndexState
+
+if TYPE_CHECKING:
+    from apps.library.ingest.parsing.types import ChunkDraft
 
 FTS_TABLE = "library_chunk_fts"
 _VEC_INSERT = "INSERT INTO {table}(chunk_id, part, bits) VALUES (%s, %s, vec_bit(%s))"
@@ -196,15 +200,13 @@ def _delete_rows(chunk_ids: Sequence[int], generation: int) -> int:
     return len(chunk_ids) * 3
 
 
-def chunk_latest_flags(document: Document, drafts: Sequence[ChunkDraft]) -> list[bool]:
+def chunk_latest_flags(document: Document, section_dates: Sequence[date | None]) -> list[bool]:
     """Chunk-level "latest": the document is the newest of its family and, in a
     file of dated sections, the chunk sits in the newest section (or in an
     undated one, which nothing supersedes)."""
-    dates = [d.section_date for d in drafts if d.section_date]
+    dates = [d for d in section_dates if d]
     newest = max(dates) if dates else None
-    return [
-        document.is_latest and (d.section_date is None or d.section_date == newest) for d in drafts
-    ]
+    return [document.is_latest and (d is None or d == newest) for d in section_dates]
 
 
 def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int:
@@ -218,7 +220,7 @@ def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int
     if old_ids:
         Chunk.objects.filter(id__in=old_ids).delete()
         written += len(old_ids)
-    flags = chunk_latest_flags(document, [p.draft for p in prepared])
+    flags = chunk_latest_flags(document, [p.draft.section_date for p in prepared])
     rows = [
         Chunk(
             document=document,
@@ -295,9 +297,7 @@ def repartition(document: Document) -> int:
     state = index_state()
     generation = state.generation
     chunks = list(document.chunks.only("id", "section_date", "is_latest"))
-    flags = chunk_latest_flags(
-        document, [ChunkDraft(text="", section_date=c.section_date) for c in chunks]
-    )
+    flags = chunk_latest_flags(document, [c.section_date for c in chunks])
     changed = [c for c, flag in zip(chunks, flags, strict=True) if c.is_latest != flag]
     for chunk, flag in zip(chunks, flags, strict=True):
         chunk.is_latest = flag

@@ -8,10 +8,12 @@ import secrets
 import sys
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from apps.accounts import services
+from apps.accounts.commands import user_named
 from apps.accounts.models import User
+from apps.core.commands import SubcommandCommand
 from apps.core.errors import AlreadyExists
 
 
@@ -29,14 +31,7 @@ def _read_password(*, from_stdin: bool, prompt: bool) -> str | None:
     return None
 
 
-def _get_user(name: str) -> User:
-    try:
-        return User.objects.get(username__iexact=name)
-    except User.DoesNotExist:
-        raise CommandError(f"no user named {name!r}") from None
-
-
-class Command(BaseCommand):
+class Command(SubcommandCommand):
     help = "Manage household accounts."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -70,11 +65,7 @@ class Command(BaseCommand):
         unlock.add_argument("name", nargs="?", help="the name that was typed at sign-in")
         unlock.add_argument("--address", help="the client address, for every name")
 
-    def handle(self, *args, **options) -> None:
-        action = options["action"].replace("-", "_")
-        getattr(self, f"do_{action}")(options)
-
-    def do_add(self, options: dict) -> None:
+    def add(self, options: dict) -> None:
         password = _read_password(from_stdin=options["password_stdin"], prompt=True)
         generated = password is None
         if generated:
@@ -97,7 +88,7 @@ class Command(BaseCommand):
         if generated:
             self.stdout.write(f"password: {password}")
 
-    def do_list(self, options: dict) -> None:
+    def list(self, options: dict) -> None:
         rows = [("NAME", "DISPLAY NAME", "ROLE", "ACTIVE", "GROUPS", "LAST LOGIN")]
         for user in User.objects.order_by("username").prefetch_related("groups"):
             rows.append(
@@ -116,8 +107,8 @@ class Command(BaseCommand):
                 "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip()
             )
 
-    def do_set_password(self, options: dict) -> None:
-        user = _get_user(options["name"])
+    def set_password(self, options: dict) -> None:
+        user = user_named(options["name"])
         password = _read_password(from_stdin=options["password_stdin"], prompt=True)
         if password is None:
             raise CommandError("give the password on a terminal or with --password-stdin")
@@ -128,17 +119,17 @@ class Command(BaseCommand):
         ended = services.end_sessions_of(user=user)
         self.stdout.write(f"password set for {user.username}; ended {ended} session(s)")
 
-    def do_disable(self, options: dict) -> None:
-        user = _get_user(options["name"])
+    def disable(self, options: dict) -> None:
+        user = user_named(options["name"])
         ended = services.user_set_active(user=user, active=False)
         self.stdout.write(f"disabled {user.username}; ended {ended} session(s)")
 
-    def do_enable(self, options: dict) -> None:
-        user = _get_user(options["name"])
+    def enable(self, options: dict) -> None:
+        user = user_named(options["name"])
         services.user_set_active(user=user, active=True)
         self.stdout.write(f"enabled {user.username}")
 
-    def do_unlock(self, options: dict) -> None:
+    def unlock(self, options: dict) -> None:
         name, address = options["name"], options["address"]
         if not name and not address:
             raise CommandError("give a name, --address ADDRESS, or both")

@@ -29,12 +29,12 @@ import time
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import connection
 
-from apps.accounts.models import User
-from apps.core.errors import JarvisError
-from apps.library.index import doctor
+from apps.accounts.commands import user_named
+from apps.core.commands import SubcommandCommand
+from apps.library import doctor
 from apps.library.index.embeddings import EmbeddingUnavailable
 from apps.library.index.tables import index_state
 from apps.library.ingest import arxiv
@@ -57,13 +57,6 @@ class _Operator:
         return True
 
 
-def _user(name: str) -> User:
-    try:
-        return User.objects.get(username__iexact=name)
-    except User.DoesNotExist:
-        raise CommandError(f"no user named {name!r}") from None
-
-
 def _source_dict(source: Source) -> dict:
     return {
         "id": source.pk,
@@ -76,14 +69,14 @@ def _source_dict(source: Source) -> dict:
     }
 
 
-class Command(BaseCommand):
+class Command(SubcommandCommand):
     help = "Manage and query the knowledge base."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        sub = parser.add_subparsers(dest="action", required=True)
+        sub = parser.add_subparsers(dest="noun", required=True)
 
         sources = sub.add_parser("sources", help="register and list sources")
-        ssub = sources.add_subparsers(dest="sources_action", required=True)
+        ssub = sources.add_subparsers(dest="action", required=True)
         add = ssub.add_parser("add", help="register a folder under JARVIS_VAULTS_ROOT")
         add.add_argument("--owner", required=True)
         add.add_argument("--name", required=True)
@@ -136,22 +129,15 @@ class Command(BaseCommand):
         doctor.add_argument("--fix", action="store_true")
         doctor.add_argument("--probe-vectors", nargs=3, help=argparse.SUPPRESS)
 
-    def handle(self, *args, **options) -> None:
-        action = options["action"]
-        if action == "sources":
-            action = f"sources_{options['sources_action']}"
-        try:
-            getattr(self, f"do_{action}")(options)
-        except (JarvisError, EmbeddingUnavailable) as exc:
-            raise CommandError(str(exc)) from None
+    plain_errors = (EmbeddingUnavailable,)
 
     # --- sources -----------------------------------------------------------
 
-    def do_sources_add(self, options: dict) -> None:
+    def sources_add(self, options: dict) -> None:
         sharing = "groups" if options["share_groups"] else options["share"]
         source = source_register(
             actor=_Operator(),
-            owner=_user(options["owner"]),
+            owner=user_named(options["owner"]),
             name=options["name"],
             path=options["path"],
             kind=options["kind"],
@@ -164,7 +150,7 @@ class Command(BaseCommand):
         )
         self.stdout.write(str(source.pk))
 
-    def do_sources_list(self, options: dict) -> None:
+    def sources_list(self, options: dict) -> None:
         rows = [_source_dict(s) for s in Source.objects.select_related("owner").order_by("id")]
         if options["json"]:
             self.stdout.write(json.dumps(rows))
@@ -181,14 +167,14 @@ class Command(BaseCommand):
 
     # --- sync --------------------------------------------------------------
 
-    def do_sync(self, options: dict) -> None:
+    def sync(self, options: dict) -> None:
         sources = Source.objects.filter(kind__in=[Source.Kind.VAULT, Source.Kind.INBOX])
         if options["source"] is not None:
             sources = sources.filter(pk=options["source"])
             if not sources.exists():
                 raise CommandError(f"no folder source with id {options['source']}")
         elif options["owner"]:
-            sources = sources.filter(owner=_user(options["owner"]))
+            sources = sources.filter(owner=user_named(options["owner"]))
         total = SyncReport()
         for source in sources.order_by("id"):
             report = source_sync(source=source)
@@ -215,8 +201,8 @@ class Command(BaseCommand):
 
     # --- add, search, show, stats ------------------------------------------
 
-    def do_add(self, options: dict) -> None:
-        owner = _user(options["owner"])
+    def add(self, options: dict) -> None:
+        owner = user_named(options["owner"])
         target = options["path"].strip()
         if arxiv.parse_arxiv_id(target) is not None and not Path(target).exists():
             document = self._add_paper(owner, target, replace=options["replace"])
@@ -249,8 +235,8 @@ class Command(BaseCommand):
             **adding.paper_ingest_options(outcome.meta),
         )
 
-    def do_schema(self, options: dict) -> None:
-        user = _user(options["user"]) if options["user"] else None
+    def schema(self, options: dict) -> None:
+        user = user_named(options["user"]) if options["user"] else None
         if options["key"]:
             values = schema_values(options["key"], user=user)
             if not values:
@@ -263,8 +249,8 @@ class Command(BaseCommand):
         for key, count in schema_keys(user=user):
             self.stdout.write(f"{count:>6}  {key}")
 
-    def do_search(self, options: dict) -> None:
-        user = _user(options["user"])
+    def search(self, options: dict) -> None:
+        user = user_named(options["user"])
         if options["queries_file"]:
             queries = [
                 q.strip() for q in options["queries_file"].read_text().splitlines() if q.strip()
@@ -334,8 +320,8 @@ class Command(BaseCommand):
             data["elapsed_ms"] = round(elapsed, 2)
         return data
 
-    def do_show(self, options: dict) -> None:
-        user = _user(options["user"])
+    def show(self, options: dict) -> None:
+        user = user_named(options["user"])
         document = visible_to(user).filter(pk=options["doc_id"]).select_related("source").first()
         if document is None:
             raise CommandError(f"no document {options['doc_id']} visible to {user.username}")
@@ -354,7 +340,7 @@ class Command(BaseCommand):
             self.stdout.write(f"\n--- #{chunk.ordinal} {label}".rstrip())
             self.stdout.write(chunk.text)
 
-    def do_doctor(self, options: dict) -> None:
+    def doctor(self, options: dict) -> None:
         if options["probe_vectors"]:
             database, generation, code_bits = options["probe_vectors"]
             self.stdout.write(doctor.probe_vectors(database, int(generation), int(code_bits)))
@@ -416,8 +402,8 @@ class Command(BaseCommand):
             )
         return doctor.Finding("vectors", True, result.stdout.strip())
 
-    def do_stats(self, options: dict) -> None:
-        user = _user(options["user"]) if options["user"] else None
+    def stats(self, options: dict) -> None:
+        user = user_named(options["user"]) if options["user"] else None
         stats = library_stats(user)
         self.stdout.write(
             f"{stats['documents']} documents, {stats['chunks']} chunks "

@@ -276,6 +276,13 @@ CHAT_COMPACT_PERCENT = env_int("JARVIS_CHAT_COMPACT_PERCENT", 75, minimum=10)
 CHAT_DEFAULT_CONTEXT_TOKENS = env_int("JARVIS_CHAT_DEFAULT_CONTEXT_TOKENS", 8192, minimum=1024)
 CHAT_REQUEST_TIMEOUT_SECONDS = env_int("JARVIS_CHAT_TIMEOUT_SECONDS", 120, minimum=5)
 
+# --- Agent chats: the terminal panel (apps/agents/terminal/)
+# A terminal nobody watches and nobody types into is closed after this long.
+TERMINAL_IDLE_SECONDS = env_int("JARVIS_TERMINAL_IDLE_SECONDS", 1800, minimum=10)
+# Output kept per terminal for a reload, a second tab or a dropped viewer
+# (at most 512 KiB: a tab starts with all of it queued).
+TERMINAL_SCROLLBACK_BYTES = env_int("JARVIS_TERMINAL_SCROLLBACK_BYTES", 512 * 1024, minimum=4096)
+
 # --- Drafts: the sandbox the assistant writes into (apps/drafts/sandbox.py)
 DRAFTS_ROOT = env_path("JARVIS_DRAFTS_DIR", DATA_DIR / "drafts")
 DRAFTS_EXTENSIONS = tuple(

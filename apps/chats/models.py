@@ -15,9 +15,18 @@ from django.utils import timezone
 
 
 class Chat(models.Model):
+    class Kind(models.TextChoices):
+        NORMAL = "normal", "Chat"
+        # Runs tools on a remote machine over SSH; its profile, directory and
+        # approval mode live in apps.agents (AgentSession), which sits above chats.
+        AGENT = "agent", "Agent chat"
+
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chats"
     )
+    # Fixed at creation: a transcript whose earlier turns ran somewhere else
+    # would not be one conversation. No service changes it.
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.NORMAL)
     title = models.CharField(max_length=200, blank=True)
     pinned = models.BooleanField(default=False)
     # Set the first time local-only content enters the chat; never unset:
@@ -39,6 +48,10 @@ class Chat(models.Model):
 
     def __str__(self) -> str:
         return self.title or f"Chat {self.pk}"
+
+    @property
+    def is_agent(self) -> bool:
+        return self.kind == self.Kind.AGENT
 
 
 class Message(models.Model):

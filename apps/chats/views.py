@@ -26,6 +26,7 @@ from apps.chats.runner import reply_resume, reply_start
 from apps.chats.selectors import approval_card_for, chats_of, get_chat_for
 from apps.core.errors import Conflict, JarvisError
 from apps.core.ids import parse_id
+from apps.core.middleware import csp_allow_inline_styles
 from apps.library.selectors import sources_visible_to, visible_to
 
 
@@ -39,7 +40,11 @@ def index(request: HttpRequest) -> HttpResponse:
 @require_GET
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     chat = get_chat_for(request.user, pk)
-    return render(request, "chats/chat.html", chat_page_context(request.user, chat))
+    context = chat_page_context(request.user, chat)
+    response = render(request, "chats/chat.html", context)
+    if context["inline_styles"]:
+        csp_allow_inline_styles(response)  # a hook's widget (the terminal) styles itself inline
+    return response
 
 
 def _mentions(request: HttpRequest) -> list[dict]:

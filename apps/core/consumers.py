@@ -16,6 +16,7 @@ import logging
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.sessions.models import Session
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -80,7 +81,9 @@ class AuthenticatedConsumer(AsyncJsonWebsocketConsumer):
         alive = Session.objects.filter(
             session_key=self.session_key, expire_date__gt=timezone.now()
         ).exists()
-        return alive and type(self.user).objects.filter(pk=self.user.pk, is_active=True).exists()
+        # Not type(self.user): scope["user"] is Channels' lazy proxy, which has no manager.
+        users = get_user_model().objects
+        return alive and users.filter(pk=self.user.pk, is_active=True).exists()
 
 
 class NotFoundConsumer(AsyncJsonWebsocketConsumer):

@@ -28,15 +28,27 @@ _POLICY = {
     "object-src": "'none'",
 }
 # Django's admin templates carry a few style attributes; scripts stay strict there too.
-_ADMIN_OVERRIDES = {"style-src": "'self' 'unsafe-inline'"}
+_INLINE_STYLES = {"style-src": "'self' 'unsafe-inline'"}
+_ADMIN_OVERRIDES = _INLINE_STYLES
 
 PERMISSIONS_POLICY = "camera=(), microphone=(), geolocation=(), payment=(), usb=()"
 
 
-def content_security_policy(request: HttpRequest) -> str:
+def csp_allow_inline_styles(response: HttpResponse) -> HttpResponse:
+    """Let this one response's page use inline styles (`style-src 'self'
+    'unsafe-inline'`): for a vendored widget that styles itself inline, like
+    xterm.js (docs/architecture.md says why that is safe). Nothing else can be
+    loosened per view: script-src, connect-src and the rest stay as they are."""
+    response.csp_inline_styles = True
+    return response
+
+
+def content_security_policy(request: HttpRequest, *, inline_styles: bool = False) -> str:
     policy = dict(_POLICY)
     if request.path.startswith("/admin/"):
         policy.update(_ADMIN_OVERRIDES)
+    if inline_styles:
+        policy.update(_INLINE_STYLES)
     try:
         host = request.get_host()
     except DisallowedHost:
@@ -54,7 +66,9 @@ class SecurityHeadersMiddleware:
         response = self.get_response(request)
         # A view that serves a sandboxed preview sets its own, stricter policy.
         if "Content-Security-Policy" not in response:
-            response["Content-Security-Policy"] = content_security_policy(request)
+            response["Content-Security-Policy"] = content_security_policy(
+                request, inline_styles=getattr(response, "csp_inline_styles", False)
+            )
         response.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
         response.setdefault("X-Content-Type-Options", "nosniff")
         # Static files leave through whitenoise before Django's own middleware

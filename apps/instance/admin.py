@@ -28,6 +28,10 @@ class InstanceSettingsAdmin(admin.ModelAdmin):
             },
         ),
         ("Paper digest", {"fields": ("digest_enabled", "digest_weekday", "digest_hour")}),
+        (
+            "Reading files",
+            {"fields": ("ocr_languages", "describe_images", "vision_model")},
+        ),
     )
 
     def has_add_permission(self, request: HttpRequest) -> bool:

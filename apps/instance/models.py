@@ -3,6 +3,7 @@ their encrypted keys, the model catalogue."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
@@ -10,6 +11,17 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from apps.core import crypto
+
+_OCR_LANGUAGES = re.compile(r"^[a-z]{3}(?:_[a-z]+)?(?:\+[a-z]{3}(?:_[a-z]+)?)*$")
+
+
+def validate_ocr_languages(value: str) -> None:
+    """Tesseract's form, "eng" or "eng+deu": codes only, so the value can go
+    into tesseract's argument list as it is."""
+    if value and not _OCR_LANGUAGES.match(value):
+        raise ValidationError(
+            "Tesseract language codes joined by +, like eng or eng+deu.", code="invalid"
+        )
 
 
 class InstanceSettings(models.Model):
@@ -33,6 +45,35 @@ class InstanceSettings(models.Model):
     # Blank means the built-in prompt (apps.instance.prompts), so an upgrade
     # that improves it reaches every instance that never changed it.
     system_prompt = models.TextField(blank=True)
+
+    # Reading files: OCR and image descriptions (apps.library.ingest).
+    ocr_languages = models.CharField(
+        "OCR languages",
+        max_length=100,
+        default="eng",
+        validators=[validate_ocr_languages],
+        help_text="Tesseract languages for scanned PDFs and photos, joined by +, e.g. "
+        "eng+deu. Each needs its tesseract-ocr-<code> package. Collections may set their own. "
+        "Empty turns OCR off.",
+        blank=True,
+    )
+    describe_images = models.BooleanField(
+        "describe figures and photos",
+        default=False,
+        help_text="Ask the vision model to describe PDF figures and uploaded photos, so they "
+        "are found by what they show. Collections may opt in or out. Costs one model call "
+        "per new image.",
+    )
+    vision_model = models.ForeignKey(
+        "instance.ModelEntry",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        limit_choices_to={"supports_vision": True},
+        help_text="The model that describes images. Empty: the first enabled vision model, "
+        "local ones first. Images of local-only collections only ever go to a local model.",
+    )
 
     # Background work. Read by the worker at run time, so a change applies from
     # the next tick without restarting anything.

@@ -124,6 +124,8 @@ KIND_GROUPS = {
     "notes": ("note", "text"),
     "papers": ("paper", "pdf", "epub"),
     "web": ("web",),
+    "office": ("docx", "pptx", "xlsx", "odt", "ods", "rtf", "csv"),
+    "images": ("image",),
 }
 
 

@@ -31,7 +31,7 @@ import httpx
 
 from apps.llm import anthropic, openai
 from apps.llm.config import ModelInfo, ProviderConfig, ToolSpec, provider_config_for
-from apps.llm.errors import ProviderError, redact
+from apps.llm.errors import LocalOnlyRefused, ProviderError, redact
 from apps.llm.events import (
     Event,
     Finished,
@@ -44,7 +44,7 @@ from apps.llm.events import (
     Usage,
 )
 from apps.llm.http import post_sse
-from apps.llm.transcript import Turn
+from apps.llm.transcript import Turn, images_of, is_local_only
 
 ADAPTERS: dict[str, ModuleType] = {"openai": openai, "anthropic": anthropic}
 KINDS = tuple(ADAPTERS)
@@ -72,9 +72,21 @@ def stream_chat(
     is made when iteration starts; cancelling the iterating task closes it.
     `client`: a shared httpx.AsyncClient (its own timeouts then apply to the
     network; `config.timeout` still bounds the wait for the first token). By
-    default each call makes its own client."""
+    default each call makes its own client.
+
+    Privacy, at the last point before the wire: a local-only image (see
+    `transcript`) never goes to a config that is not explicitly local;
+    LocalOnlyRefused is raised here, before anything is sent."""
     adapter = adapter_for(config)  # an unknown kind fails here, before any iteration
+    refuse_local_only_images(config, turns)
     return _events(adapter, config, system=system, turns=turns, tools=tools, client=client)
+
+
+def refuse_local_only_images(config: ProviderConfig, turns: list[Turn]) -> None:
+    if config.cloud and any(is_local_only(block) for block in images_of(turns)):
+        raise LocalOnlyRefused(
+            f"refused: an image from local-only content may not go to a cloud model ({config.host})"
+        )
 
 
 async def _events(
@@ -114,6 +126,23 @@ async def describe_models(
     return await adapter_for(config).describe_models(config, client=client)
 
 
+async def reply_text(
+    config: ProviderConfig,
+    *,
+    system: str,
+    turns: list[Turn],
+    client: httpx.AsyncClient | None = None,
+) -> str:
+    """The whole text of a reply without tools: for one-shot questions such as
+    describing an image. Same failures (and privacy refusal) as stream_chat."""
+    builder = ReplyBuilder()
+    events = stream_chat(config, system=system, turns=turns, tools=[], client=client)
+    async with contextlib.aclosing(events):
+        async for event in events:
+            builder.feed(event)
+    return builder.text
+
+
 async def list_models(
     config: ProviderConfig, *, client: httpx.AsyncClient | None = None
 ) -> list[str]:
@@ -125,6 +154,7 @@ __all__ = [
     "KINDS",
     "Event",
     "Finished",
+    "LocalOnlyRefused",
     "ModelInfo",
     "OpaqueBlock",
     "ProviderConfig",
@@ -140,5 +170,6 @@ __all__ = [
     "list_models",
     "provider_config_for",
     "redact",
+    "reply_text",
     "stream_chat",
 ]

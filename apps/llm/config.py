@@ -26,6 +26,9 @@ class ProviderConfig:
     # Extra top-level request fields, merged last: {"thinking": {...}} for
     # Anthropic, {"provider": {"data_collection": "deny"}} for OpenRouter.
     extra: dict[str, Any] | None = field(default=None, hash=False)
+    # Where the endpoint runs. Unknown is cloud: only a config built from a
+    # connection marked local may receive local-only images (apps.llm.stream_chat).
+    cloud: bool = True
 
     @property
     def host(self) -> str:
@@ -99,5 +102,6 @@ def provider_config_for(entry: ModelEntry, **overrides: Any) -> ProviderConfig:
         model=entry.model_id,
         timeout=float(settings.CHAT_REQUEST_TIMEOUT_SECONDS),
         extra=dict(OPENROUTER_PRIVACY) if is_openrouter(connection.base_url) else None,
+        cloud=entry.is_cloud,
     )
     return replace(config, **overrides) if overrides else config

@@ -49,12 +49,25 @@ def test_the_worker_unit_runs_huey_clearing_stale_locks():
     assert "manage.py run_huey --flush-locks" in render("jarvis-worker.service.in")
 
 
-def test_the_installer_installs_what_the_makefile_tests_drafts_with():
+# Packages only the tests need: a browser to drive, an SSH server to connect to.
+
+
+def test_the_installer_installs_what_the_makefile_runs_and_tests_with():
     installer = (DEPLOY / "install.sh").read_text()
     makefile = (DEPLOY.parent / "Makefile").read_text()
     runtime_debs = re.search(r"^RUNTIME_DEBS := (.*)$", makefile, re.M).group(1).split()
-    draft_debs = re.search(r'^DRAFT_DEBS="(.*)"$', installer, re.M).group(1).split()
-    assert set(draft_debs) == set(runtime_debs)
+    installed = set()
+    for name in ("RUN_DEBS", "DRAFT_DEBS"):
+        installed |= set(re.search(rf'^{name}="(.*)"$', installer, re.M).group(1).split())
+    assert installed == set(runtime_debs)
+    assert {"tesseract-ocr", "tesseract-ocr-eng", "tesseract-ocr-deu"} <= set(runtime_debs)
+
+
+def test_make_run_installs_what_jarvis_runs_with():
+    makefile = (DEPLOY.parent / "Makefile").read_text()
+    assert re.search(r"^setup: .*\brun-deps\b", makefile, re.M)
+    assert re.search(r"^run: setup\b", makefile, re.M)
+    assert "$(call install_debs,$(RUNTIME_DEBS))" in makefile
 
 
 def test_the_vhost_upgrades_websockets():

@@ -169,9 +169,9 @@ def test_add_puts_a_file_in_the_owners_uploads(owner, vaults_root):
 
 
 def test_add_refuses_an_unsupported_type(owner, vaults_root):
-    image = vaults_root / "photo.png"
-    image.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
-    with pytest.raises(CommandError, match="looks like a PNG image"):
+    image = vaults_root / "anim.gif"
+    image.write_bytes(b"GIF89a\x01\x00\x01\x00\x80\x00\x00" + bytes(64))
+    with pytest.raises(CommandError, match="looks like a GIF image"):
         kb("add", "--owner", "olivia", str(image))
 
 

@@ -139,7 +139,7 @@ def test_scanned_pdf_with_only_annotations_is_ready_with_a_warning(
     assert report.failed == []
     document = Document.objects.get(source=source, path="scans/boiler.pdf")
     assert document.status == Document.Status.READY
-    assert any("no text layer" in warning for warning in document.warnings)
+    assert any("no text was recognised" in warning for warning in document.warnings)
     texts = sorted(document.chunks.values_list("text", flat=True))
     assert texts == [
         "[HIGHLIGHT p.1] — note: warranty runs five years",
@@ -175,7 +175,7 @@ def test_unreadable_pdfs_fail_with_clear_reasons_while_the_rest_syncs(
     report = source_sync(source=source, embedder=embedder)
 
     expected = {
-        "scan.pdf": "no text layer",
+        "scan.pdf": "no text was recognised on any page",
         "locked.pdf": "encrypted PDF (password required)",
         "cut.pdf": "not a readable PDF",
         "noise.pdf": "no PDF header",

@@ -232,6 +232,7 @@ def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int
             page=p.draft.page,
             annotation=p.draft.annotation,
             section_date=p.draft.section_date,
+            origin=p.draft.origin,
             is_latest=latest,
         )
         for ordinal, (p, latest) in enumerate(zip(prepared, flags, strict=True))

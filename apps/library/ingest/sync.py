@@ -40,6 +40,12 @@ from apps.library.ingest.pipeline import (
     parse_bytes,
     prepare,
 )
+from apps.library.ingest.vision import (
+    VisionPlan,
+    images_describe,
+    parse_options_for,
+    vision_plan,
+)
 from apps.library.ingest.walk import FileInfo, under, walk_source
 from apps.library.models import Document, DocumentFile, Source
 
@@ -127,6 +133,13 @@ class _Sync:
         self.pending: list[_Pending] = []
         self.pending_chunks = 0
         self.inbox = source.kind == Source.Kind.INBOX
+        self._plans: dict[bool, VisionPlan] = {}  # by "in a private folder"
+
+    def plan(self, rel: str) -> VisionPlan:
+        private = under(rel, self.source.private_dirs)
+        if private not in self._plans:
+            self._plans[private] = vision_plan(self.source, in_private_dir=private)
+        return self._plans[private]
 
     @property
     def embedder(self) -> Embedder:
@@ -233,8 +246,14 @@ class _Sync:
         document = current.document if sole else Document(source=self.source, kind=info.kind)
         previous_hash = document.content_hash if sole else None
         document.content_hash, document.size = digest, len(data)
+        plan = self.plan(info.rel)
         try:
-            parsed = parse_bytes(data, kind=info.kind, filename=info.rel)
+            parsed = parse_bytes(
+                data,
+                kind=info.kind,
+                filename=info.rel,
+                options=parse_options_for(self.source, plan),
+            )
         except UnreadableDocument as exc:
             with transaction.atomic():
                 rows = mark_failed(document, source=self.source, path=info.rel, reason=str(exc))
@@ -243,6 +262,7 @@ class _Sync:
             self.report.failed.append({"path": info.rel, "reason": str(exc)})
             self._indexed(document, digest, previous_hash, current)
             return
+        images_describe(parsed, source=self.source, plan=plan, title=parsed.title)
         prepared = prepare(parsed, parsed.title)
         self.pending.append(
             _Pending(document, info, len(data), current, parsed, prepared, digest, previous_hash)

@@ -32,7 +32,8 @@ from apps.library.models import Document, Source
 from apps.library.selectors import visible_to
 from apps.library.services.documents import document_ingest
 
-KIND_BY_SNIFF = {"pdf": "pdf", "epub": "epub", "html": "web", "markdown": "note", "text": "text"}
+# What `sniff` says a file is → the document kind it becomes (the other kinds keep their name).
+KIND_BY_SNIFF = {"html": "web", "markdown": "note"}
 PAPERS_NAME = "Papers"
 UPLOADS_NAME = "Uploads"
 PDF_MAX_BYTES = 100 * 1024 * 1024
@@ -89,7 +90,8 @@ def upload_add(*, owner, name: str, data: bytes) -> Added:
     if len(data) > limit:
         return Added(error=f"larger than the {settings.UPLOAD_MAX_MB} MB limit", name=name)
     try:
-        kind = KIND_BY_SNIFF[sniff(data, name)]
+        sniffed = sniff(data, name)
+        kind = KIND_BY_SNIFF.get(sniffed, sniffed)
     except UnsupportedFile as exc:
         return Added(error=str(exc), name=name)
     source = uploads_source(owner)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import mimetypes
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 import pymupdf
 from django.contrib import messages
@@ -13,8 +15,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.core.errors import Refused
+from apps.library.ingest.parsing.images import open_image, upright_frames
+from apps.library.ingest.parsing.types import UnreadableDocument
 from apps.library.ingest.storage import original_path
-from apps.library.models import Document
+from apps.library.models import Chunk, Document
 from apps.library.selectors import family_of, get_document_for
 from apps.library.services.documents import (
     EDITABLE_KINDS,
@@ -26,6 +30,8 @@ from apps.library.tasks import enqueue_ingest
 
 PREVIEW_PAGES = 12
 PREVIEW_ZOOM = 1.3
+IMAGE_PREVIEW_SIDE = 1400  # an uploaded photo shown on its page, as PNG
+FIGURE_KINDS = ("figure", "photo")
 
 
 def _is_owner(request: HttpRequest, document: Document) -> bool:
@@ -39,12 +45,15 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     chunks = list(document.chunks.order_by("ordinal"))
     annotations: dict[int, list] = defaultdict(list)
     for chunk in chunks:
-        if chunk.annotation:
+        if chunk.annotation and chunk.annotation not in FIGURE_KINDS:
             annotations[chunk.page or 0].append(chunk)
+    body = [c for c in chunks if not c.annotation]
     versions = family_of(request.user, document)
     context = {
         "document": document,
-        "body": [c for c in chunks if not c.annotation],
+        "body": body,
+        "pages": _pages_with_ocr(document, body),
+        "figures": [c for c in chunks if c.annotation in FIGURE_KINDS],
         "annotations": sorted(annotations.items()),
         "versions": _timeline(versions),
         "paths": sorted(document.files.values_list("path", flat=True)),
@@ -66,9 +75,38 @@ def _timeline(versions: list[Document]) -> list[dict]:
     return rows
 
 
+@dataclass
+class _Page:
+    number: int
+    ocr: bool  # its text was recognised by OCR (its image is shown beside it)
+    empty: bool  # OCR found nothing on it
+    chunks: list[Chunk] = field(default_factory=list)
+
+
+def _pages_with_ocr(document: Document, body: list[Chunk]) -> list[_Page]:
+    """For a document with recognised pages: every page in order, each with its
+    text, and for recognised ones a flag to show the page image beside it.
+    Empty for documents without OCR (their text is shown as one column)."""
+    ocr = document.ocr or {}
+    recognised = set(ocr.get("pages") or [])
+    if not recognised:
+        return []
+    empty = set(ocr.get("empty") or [])
+    pages: dict[int, _Page] = {}
+    for chunk in body:
+        number = chunk.page or 1
+        page = pages.setdefault(number, _Page(number, number in recognised, number in empty))
+        page.chunks.append(chunk)
+    for number in recognised:
+        pages.setdefault(number, _Page(number, True, number in empty))
+    return [pages[n] for n in sorted(pages)]
+
+
 def _preview_pages(document: Document) -> list[int]:
     if document.kind not in ("pdf", "paper") or document.status != Document.Status.READY:
         return []
+    if (document.ocr or {}).get("pages"):
+        return []  # recognised pages are shown beside their text instead
     pages = document.chunks.exclude(page=None).values_list("page", flat=True)
     last = max(pages, default=0)
     return list(range(1, min(last, PREVIEW_PAGES) + 1))
@@ -89,24 +127,53 @@ def original(request: HttpRequest, pk: int) -> HttpResponse:
     return FileResponse(handle, as_attachment=True, filename=name, content_type=content_type)
 
 
+def _may_show_page(document: Document, number: int) -> bool:
+    recognised = number in ((document.ocr or {}).get("pages") or [])
+    if document.kind in ("pdf", "paper"):
+        return 1 <= number <= PREVIEW_PAGES or recognised
+    return document.kind == "image" and (number == 1 or recognised)
+
+
 @login_required
 @require_GET
 def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse:
-    """A PDF page as a PNG: a preview with no PDF viewer and no script."""
+    """A PDF page, or an uploaded image turned upright, as a PNG: a preview with
+    no PDF viewer and no script."""
     document = get_document_for(request.user, pk)
-    if document.kind not in ("pdf", "paper") or not 1 <= number <= PREVIEW_PAGES:
+    if not _may_show_page(document, number):
         raise Http404
     try:
-        with pymupdf.open(original_path(document)) as pdf:
-            if number > pdf.page_count:
-                raise Http404
-            pixmap = pdf[number - 1].get_pixmap(matrix=pymupdf.Matrix(PREVIEW_ZOOM, PREVIEW_ZOOM))
-            png = pixmap.tobytes("png")
-    except (Refused, OSError, RuntimeError):
+        if document.kind == "image":
+            png = _image_png(original_path(document).read_bytes(), number)
+        else:
+            png = _pdf_page_png(document, number)
+    except (Refused, OSError, RuntimeError, UnreadableDocument):
         raise Http404("the original file is not available") from None
     response = HttpResponse(png, content_type="image/png")
     response["Cache-Control"] = "private, max-age=3600"
     return response
+
+
+def _pdf_page_png(document: Document, number: int) -> bytes:
+    with pymupdf.open(original_path(document)) as pdf:
+        if number > pdf.page_count:
+            raise Http404
+        pixmap = pdf[number - 1].get_pixmap(matrix=pymupdf.Matrix(PREVIEW_ZOOM, PREVIEW_ZOOM))
+        return pixmap.tobytes("png")
+
+
+def _image_png(data: bytes, number: int) -> bytes:
+    # Same size checks as the parser: a file that was refused there is refused here.
+    frames = upright_frames(open_image(data), first=number - 1, count=1)
+    if not frames:
+        raise Http404
+    frame = frames[0]
+    if frame.mode not in ("RGB", "L"):
+        frame = frame.convert("RGB")
+    frame.thumbnail((IMAGE_PREVIEW_SIDE, IMAGE_PREVIEW_SIDE))
+    buffer = io.BytesIO()
+    frame.save(buffer, format="PNG")
+    return buffer.getvalue()
 
 
 @login_required

@@ -1,0 +1,24 @@
+"""What agents adds to the registries of the floors below it, which cannot
+import it: the Settings page "SSH profiles" (only for people allowed agent
+chats), its parts of the chat page (page hooks), the agent chat kind of
+`manage.py chat`, and the signals that end a terminal when its profile or
+chat changes (importing `signals` connects them)."""
+
+from __future__ import annotations
+
+from apps.accounts.settings_pages import SettingsPage, settings_page_register
+from apps.agents import signals  # noqa: F401  (connects the terminal's receivers)
+from apps.agents.chat_page import HOOKS
+from apps.agents.selectors import may_use_agents
+from apps.agents.services import agent_chat_from_options
+from apps.chats.kinds import chat_kind_register
+from apps.chats.page_hooks import chat_page_hook_register
+
+
+def register_all() -> None:
+    settings_page_register(
+        SettingsPage("SSH profiles", "ssh_profiles:list", 30, visible=may_use_agents)
+    )
+    for hook in HOOKS:
+        chat_page_hook_register(hook)
+    chat_kind_register("agent", agent_chat_from_options)

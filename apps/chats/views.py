@@ -25,6 +25,7 @@ from apps.chats.reply import Reply
 from apps.chats.runner import reply_resume, reply_start
 from apps.chats.selectors import approval_card_for, chats_of, get_chat_for
 from apps.core.errors import Conflict, JarvisError
+from apps.core.ids import parse_id
 from apps.core.middleware import csp_allow_inline_styles
 from apps.library.selectors import sources_visible_to, visible_to
 
@@ -50,8 +51,9 @@ def _mentions(request: HttpRequest) -> list[dict]:
     mentions = []
     for value in request.POST.getlist("mention")[:20]:
         kind, _, pk = value.partition(":")
-        if kind in ("document", "collection") and pk.isdigit():
-            mentions.append({"kind": kind, "id": int(pk)})
+        number = parse_id(pk)
+        if kind in ("document", "collection") and number is not None:
+            mentions.append({"kind": kind, "id": number})
     return mentions
 
 

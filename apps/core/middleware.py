@@ -1,4 +1,5 @@
-"""Headers every response carries, static files and error pages included."""
+"""Request and response middleware: the client's address behind a proxy;
+headers every response carries, static files and error pages included."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from collections.abc import Callable
 
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
+
+from apps.core.proxy import client_address, is_trusted_proxy
 
 # No inline script anywhere: htmx is configured (base.html meta) not to eval,
 # and every behaviour lives in static/js/. connect-src 'self' covers same-origin
@@ -73,3 +76,24 @@ class SecurityHeadersMiddleware:
         response.setdefault("X-Frame-Options", "DENY")
         response.setdefault("Referrer-Policy", "same-origin")
         return response
+
+
+class ClientAddressMiddleware:
+    """REMOTE_ADDR becomes the client's address (apps.core.proxy); a request
+    that did not come through a trusted proxy loses its X-Forwarded-* headers,
+    so nothing later (Django's HTTPS detection included) can be told otherwise."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        meta = request.META
+        peer = meta.get("REMOTE_ADDR") or None
+        if is_trusted_proxy(peer):
+            address = client_address(peer=peer, forwarded_for=meta.get("HTTP_X_FORWARDED_FOR"))
+            if address:
+                meta["REMOTE_ADDR"] = address
+        else:
+            for name in [key for key in meta if key.startswith("HTTP_X_FORWARDED_")]:
+                del meta[name]
+        return self.get_response(request)

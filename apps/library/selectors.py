@@ -16,6 +16,7 @@ from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from apps.accounts.models import HOUSEHOLD_GROUP
+from apps.core.ids import parse_id
 from apps.library.index.tables import slice_partitions
 from apps.library.models import Document, Source
 
@@ -102,12 +103,8 @@ class ListingFilters:
 
     @classmethod
     def from_query(cls, query) -> ListingFilters:
-        def number(name: str) -> int | None:
-            value = query.get(name, "")
-            return int(value) if value.isdigit() else None
-
         return cls(
-            source=number("collection"),
+            source=parse_id(query.get("collection", "")),
             kind=query.get("kind", "")[:20],
             category=query.get("category", "")[:100],
             status=query.get("status", "")[:100],

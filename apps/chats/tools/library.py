@@ -24,6 +24,7 @@ from apps.chats.tools.context import (
 )
 from apps.chats.tools.registry import Tool, register, tool_spec
 from apps.core.errors import JarvisError
+from apps.core.ids import parse_id, parse_ids
 from apps.library.ingest.arxiv import parse_arxiv_id
 from apps.library.models import Document
 from apps.library.search import Filters, search
@@ -44,13 +45,20 @@ def _scope(ctx: TurnContext, filters) -> None:
         filters.source_ids = collections
 
 
+def _as_list(value) -> list:
+    # A model may send one id where the schema asks for a list of them.
+    if isinstance(value, list):
+        return value
+    return [value] if value not in (None, "") else []
+
+
 def search_notes(ctx: TurnContext, args: dict) -> str:
     query = str(args.get("query") or "").strip()
     if not query:
         raise ToolError("search_notes needs a query")
     tags = args.get("tags") or []
     filters = Filters(
-        source_ids=[int(c) for c in args.get("collections") or []] or None,
+        source_ids=parse_ids(_as_list(args.get("collections"))) or None,
         category=str(args.get("category") or ""),
         status=str(args.get("status") or ""),
         entity=str(args.get("entity") or ""),
@@ -98,10 +106,9 @@ def _hold_back(ctx: TurnContext, query: str, mode: str, filters) -> None:
 
 
 def _readable_document(ctx: TurnContext, document_id) -> Document:
-    try:
-        pk = int(document_id)
-    except (TypeError, ValueError):
-        raise ToolError("document_id must be a number") from None
+    pk = parse_id(document_id)
+    if pk is None:
+        raise ToolError("document_id must be a document's number")
     document = visible_to(ctx.user).select_related("source").filter(pk=pk).first()
     local_only = document is not None and (
         document.in_private_dir or document.source.cloud != "allowed"
@@ -136,7 +143,7 @@ def get_document(ctx: TurnContext, args: dict) -> str:
 
 def list_documents(ctx: TurnContext, args: dict) -> str:
     filters = ListingFilters(
-        source=int(args["collection"]) if str(args.get("collection") or "").isdigit() else None,
+        source=parse_id(str(args.get("collection") or "")),
         kind=str(args.get("kind") or ""),
         category=str(args.get("category") or ""),
         status=str(args.get("status") or ""),

@@ -9,6 +9,7 @@ keep them stable.
   kb sources list [--json]
   kb sync [--source ID | --owner USER] [--json]
   kb add --owner USER PATH_URL_OR_ARXIV_ID [--replace] [--refresh]
+      (a local PATH must lie under JARVIS_VAULTS_ROOT and not in Jarvis's data dir)
   kb schema [KEY] [--user USER]
   kb search --user USER [--mode auto|present|history|lookup] [--cloud-only]
             [--limit N] [--json] [--queries-file FILE] QUERY
@@ -96,7 +97,9 @@ class Command(SubcommandCommand):
         which.add_argument("--owner")
         sync.add_argument("--json", action="store_true")
 
-        addf = sub.add_parser("add", help="add a file, a web page or an arXiv paper")
+        addf = sub.add_parser(
+            "add", help="add a file under the vaults root, a web page or an arXiv paper"
+        )
         addf.add_argument("--owner", required=True)
         addf.add_argument("--replace", action="store_true", help="replace a paper already there")
         addf.add_argument("--refresh", action="store_true", help="fetch a known URL again")

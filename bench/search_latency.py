@@ -38,7 +38,7 @@ def build(chunks: int, anchors: int, rng: random.Random):
     from django.db import connection, transaction
 
     from apps.accounts.services import user_create
-    from apps.library.index import tables
+    from apps.library.index import fts, tables
     from apps.library.index.embeddings import get_embedder
     from apps.library.models import Chunk, Document, Source
 
@@ -109,8 +109,11 @@ def build(chunks: int, anchors: int, rng: random.Random):
             codes = tables.to_codes(vectors, state)
             with connection.cursor() as cursor:
                 cursor.executemany(
-                    f"INSERT INTO {tables.FTS_TABLE}(rowid, text, context) VALUES (%s, %s, %s)",
-                    [(c.id, c.text, c.header) for c in created],
+                    f"INSERT INTO {tables.FTS_TABLE}(rowid, title, path, text) VALUES (%s, %s, %s, %s)",
+                    [
+                        (c.id, c.header, fts.path_words(by_document[c.document_id].path), c.text)
+                        for c in created
+                    ],
                 )
                 cursor.executemany(
                     f"INSERT INTO {tables.emb_table(state.generation)}(chunk_id, vector) VALUES (%s, %s)",

@@ -140,7 +140,9 @@ def passage_from_result(result, user) -> Passage:
 
     superseded_by = ""
     if not result.is_latest:
-        superseded_by = _superseded_by(Document.objects.get(pk=result.document_id), user)
+        superseded_by = result.superseded_by or _superseded_by(
+            Document.objects.get(pk=result.document_id), user
+        )
     return Passage(
         n=0,
         document_id=result.document_id,
@@ -187,7 +189,13 @@ def search_notes(ctx: TurnContext, args: dict) -> str:
     if mode not in ("auto", "present", "history", "lookup"):
         mode = "auto"
     response = search(
-        ctx.user, query, mode=mode, limit=SEARCH_LIMIT, cloud_only=ctx.cloud, filters=filters
+        ctx.user,
+        query,
+        mode=mode,
+        limit=SEARCH_LIMIT,
+        cloud_only=ctx.cloud,
+        filters=filters,
+        latest_only=bool(args.get("latest_only")),
     )
     if ctx.cloud:
         _hold_back(ctx, query, mode, filters)
@@ -437,10 +445,12 @@ TOOLS: dict[str, Tool] = {
             "search_notes",
             "Search the person's notes, papers and pages. Returns numbered passages with their "
             "date and whether they are the latest version. mode: present (current state), "
-            "history (how something changed), lookup (anything), auto (decide from the wording).",
+            "history (how something changed), lookup (anything), auto (decide from the wording). "
+            "latest_only: leave out older versions entirely.",
             {
                 "query": {"type": "string"},
                 "mode": {"type": "string", "enum": ["auto", "present", "history", "lookup"]},
+                "latest_only": {"type": "boolean"},
                 "collections": {"type": "array", "items": {"type": "integer"}},
                 **_FILTERS,
                 "tags": {"type": "array", "items": {"type": "string"}},

@@ -27,6 +27,19 @@ class InstanceSettingsAdmin(admin.ModelAdmin):
             },
         ),
         ("Paper digest", {"fields": ("digest_enabled", "digest_weekday", "digest_hour")}),
+        ("Search: embedding model", {"fields": ("embedding_model", "embedding_model_dir")}),
+        (
+            "Search: reranker",
+            {
+                "fields": (
+                    "reranker",
+                    "reranker_dir",
+                    "reranker_connection",
+                    "reranker_model",
+                    "reranker_api",
+                )
+            },
+        ),
     )
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -165,15 +165,8 @@ def family_of(user, document: Document) -> list[Document]:
         return [document]
     members = visible_to(user).filter(source=document.source, family=document.family)
     members = members.exclude(status=Document.Status.FAILED)
-    return sorted(
-        members,
-        key=lambda d: (
-            d.shown_date is not None,
-            d.shown_date or d.created_at.date(),
-            d.version_rank,
-            d.pk,
-        ),
-    )
+    # family_position is the order sync worked out (dates, version markers, file times).
+    return sorted(members, key=lambda d: (d.family_position, d.pk))
 
 
 def record_categories(user) -> list[tuple[str, int]]:

@@ -222,7 +222,7 @@ def _quick_embedder(request):
     if "real_embedder" in request.fixturenames:
         yield
         return
-    previous = embeddings._embedder
+    previous = embeddings._override
     embeddings.set_embedder(QuickEmbedder())
     yield
     embeddings.set_embedder(previous)

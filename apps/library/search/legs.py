@@ -1,6 +1,8 @@
-"""The two retrieval legs over the privacy-filtered pool: FTS5 bm25 on the
-chunk text, and sqlite-vec KNN whose scan is restricted to the partitions the
-person may see (the filter is inside the KNN query, not applied after it)."""
+"""The retrieval legs over the privacy-filtered pool: FTS5 bm25 over the
+chunk's title, headings, path words, record fields and text (weighted apart,
+apps.library.index.fts), and sqlite-vec KNN whose scan is restricted to the
+partitions the person may see (the filter is inside the KNN query, not applied
+after it). The record leg (apps.library.search.records) is the third."""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ import numpy as np
 from django.db import connection
 
 from apps.library.index import tables
-from apps.library.index.tables import FTS_TABLE, emb_table, to_codes, vec_table
-from apps.library.search.query import fts_query, prune_common_terms, query_terms, where_sql
+from apps.library.index.fts import FTS_TABLE, WEIGHTS
+from apps.library.index.tables import emb_table, to_codes, vec_table
+from apps.library.search.query import keyword_query, prune_common_terms, query_terms, where_sql
 
 LEG_DEPTH = 50  # candidates each leg contributes to the fusion
 
@@ -26,21 +29,19 @@ RESCORE_CANDIDATES = 400  # best bit matches re-scored with float vectors
 KNN_THREADS = 2  # the bit-code scan is split across this many threads
 
 
-FTS_WEIGHTS = (1.0, 0.4)  # text, context (title, section, record line)
-
-
 def keyword_leg(query: str, pools, filters, latest_only) -> list[int]:
     terms = query_terms(query)
     if not terms:
         return []
-    expression = fts_query(query, prune_common_terms(terms))
+    expression = keyword_query(query, prune_common_terms(terms)).expression()
     where, params = where_sql(pools, filters, latest_only)
+    weights = ", ".join(str(w) for w in WEIGHTS)
     sql = (
         f"SELECT f.rowid FROM {FTS_TABLE} f "
         "JOIN library_chunk c ON c.id = f.rowid "
         "JOIN library_document d ON d.id = c.document_id "
         f"WHERE {FTS_TABLE} MATCH %s AND {where} "
-        f"ORDER BY bm25({FTS_TABLE}, {FTS_WEIGHTS[0]}, {FTS_WEIGHTS[1]}) LIMIT {LEG_DEPTH}"
+        f"ORDER BY bm25({FTS_TABLE}, {weights}) LIMIT {LEG_DEPTH}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [expression, *params])

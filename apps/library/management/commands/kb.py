@@ -11,7 +11,7 @@ keep them stable.
   kb add --owner USER PATH_URL_OR_ARXIV_ID [--replace] [--refresh]
   kb schema [KEY] [--user USER]
   kb search --user USER [--mode auto|present|history|lookup] [--cloud-only]
-            [--limit N] [--json] [--queries-file FILE] QUERY
+            [--latest-only] [--limit N] [--json] [--queries-file FILE] QUERY
   kb show DOC_ID --user USER
   kb stats [--user USER]
   kb doctor [--fix]
@@ -117,6 +117,9 @@ class Command(BaseCommand):
         find.add_argument("--user", required=True)
         find.add_argument("--mode", choices=list(timemode.MODES), default=timemode.AUTO)
         find.add_argument("--cloud-only", action="store_true")
+        find.add_argument(
+            "--latest-only", action="store_true", help="leave out older versions entirely"
+        )
         find.add_argument("--limit", type=int, default=10)
         find.add_argument("--json", action="store_true")
         find.add_argument("--queries-file", type=Path)
@@ -280,10 +283,13 @@ class Command(BaseCommand):
             mode=options["mode"],
             limit=options["limit"],
             cloud_only=options["cloud_only"],
+            latest_only=options["latest_only"],
         )
         self.stdout.write(f"mode: {response.mode}  ({len(response.results)} results)")
         for r in response.results:
-            badge = "latest" if r.is_latest else "older version"
+            badge = "latest" if r.is_latest else f"older version (superseded by {r.superseded_by})"
+            if r.note:
+                badge += f" · {r.note}"
             where = f"{r.path}" + (f" › {r.section}" if r.section else "")
             self.stdout.write(
                 f"\n[{r.rank}] {r.title} — {where}\n    {r.date or 'undated'} · {badge} · "
@@ -299,6 +305,7 @@ class Command(BaseCommand):
             mode=options["mode"],
             limit=options["limit"],
             cloud_only=options["cloud_only"],
+            latest_only=options["latest_only"],
         )
         elapsed = (time.perf_counter() - started) * 1000
         fields = [
@@ -314,6 +321,8 @@ class Command(BaseCommand):
             "date_source",
             "family",
             "is_latest",
+            "superseded_by",
+            "note",
             "section",
             "text",
             "legs",
@@ -329,6 +338,7 @@ class Command(BaseCommand):
         }
         if options["queries_file"]:
             data["elapsed_ms"] = round(elapsed, 2)
+            data["rerank_ms"] = response.rerank_ms
         return data
 
     def do_show(self, options: dict) -> None:

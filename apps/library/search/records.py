@@ -12,7 +12,8 @@ carrying a matching value form a third ranking, fused like the other two:
   "haven't heard back") matches records whose status is in that group;
 - a category named by one of its words ("jobs" → `job_application`,
   "universities" → `university_application`, "projects" → `project`) narrows
-  those to that category, or on its own ranks that category's records;
+  those to that category (a category word alone boosts nothing: "my job hunt"
+  is not a question about every job application);
 - an entity named by its distinctive words ("Kestrel" → `Kestrel Labs`).
 
 Within the leg, matching documents are ordered by how close their best
@@ -231,7 +232,7 @@ def record_leg(question: str, vector: np.ndarray, pools, generation: int) -> lis
     if not pools:
         return []
     match = match_question(question, record_values(pools))
-    if not match:
+    if not match.statuses and not match.entities:
         return []
     in_pools, params = pool_sql(pools)
     clauses, values = [], []
@@ -247,10 +248,6 @@ def record_leg(question: str, vector: np.ndarray, pools, generation: int) -> lis
         else:
             clauses.append(status_sql)
             values += list(match.statuses)
-    elif match.categories:
-        cats = ",".join("%s" for _ in match.categories)
-        clauses.append(f"lower(d.category) IN ({cats})")
-        values += list(match.categories)
     if match.entities:
         marks = ",".join("%s" for _ in match.entities)
         clauses.append(f"lower(d.entity) IN ({marks})")

@@ -16,9 +16,11 @@ out for the families among the candidates.
 - **history**: every version of the matched families, in date order (the
   best passage of each version the ranking missed is pulled in).
 
-Slots: at most two passages per document, and in present/lookup mode at most
-two per family (the current version first), an older passage with the very
-same text as a current one left out.
+Slots: at most two passages per document; in present/lookup mode a family
+with versions shows one passage of its current version and at most one older
+passage, and only an older one that matched the question clearly better than
+the current version (`DISTINCT_MARGIN`): versions are
+near-duplicates, and five slots should show five documents.
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ MAX_PER_FAMILY = 2  # present and lookup modes
 CANDIDATES = 60  # fused passages considered (at least limit * 10)
 HISTORY_EXTRA = 2  # history mode may return up to limit * this many passages
 STEP = 1e-6  # how far above an older version its current version is placed
+# An older version keeps a slot of its own (below its current version) only
+# when its passage is closer to the question than anything in the current
+# version by this much (cosine): then it says something the current one does
+# not ("a staff role at Initech" that only the June plan has). Otherwise the
+# two are near-duplicates and one slot, the current version's, shows the family.
+DISTINCT_MARGIN = 0.05
 
 
 @dataclass
@@ -50,6 +58,10 @@ class Candidate:
     current: bool = True  # the newest version (and section) this person may see
     superseded_by: str = ""
     note: str = ""
+    # An older version clearly closer to the question than its current
+    # version (set by expand_families; see DISTINCT_MARGIN).
+    distinct: bool = True
+    versioned: bool = False  # its family has several versions this person may see
 
     @property
     def document(self) -> Document:
@@ -63,6 +75,7 @@ class FamilyFacts:
     current_id: int  # the newest readable version they may see
     current_path: str
     current_date: date | None
+    versions: int  # readable versions they may see
     failed_newer: list[tuple[str, str]] = field(default_factory=list)  # (path, error)
 
 
@@ -114,6 +127,7 @@ def family_view(documents, pools) -> dict[tuple[int, str], FamilyFacts]:
             current_id=current.pk,
             current_path=current.path,
             current_date=current.shown_date,
+            versions=len(readable),
             failed_newer=[
                 (m.path, m.error) for m in failed if m.family_position > current.family_position
             ],
@@ -153,6 +167,7 @@ def mark_current(candidates: list[Candidate], facts) -> None:
         document = c.document
         key = family_key(document)
         fact = facts.get(key) if key else None
+        c.versioned = bool(fact and fact.versions > 1)
         document_current = fact.current_id == document.pk if fact else True
         if not document_current and fact:
             when = fact.current_date.isoformat() if fact.current_date else "undated"
@@ -184,15 +199,31 @@ def load_candidates(fused, limit: int) -> list[Candidate]:
 
 def expand_families(candidates: list[Candidate], facts, vector, generation: int) -> list[Candidate]:
     """Every family with an older version among the candidates gets its
-    current version in, above the best-scoring older version."""
+    current version in, above the best-scoring older version. Marks each older
+    passage `distinct` when it is clearly closer to the question than anything
+    in its current version (DISTINCT_MARGIN)."""
     by_document: dict[int, list[Candidate]] = defaultdict(list)
     for c in candidates:
         by_document[c.chunk.document_id].append(c)
+    older = [
+        c
+        for c in candidates
+        if (key := family_key(c.document)) in facts and facts[key].current_id != c.chunk.document_id
+    ]
+    if not older:
+        return candidates
     older_best: dict[tuple[int, str], float] = {}
-    for c in candidates:
+    for c in older:
         key = family_key(c.document)
-        if key in facts and facts[key].current_id != c.chunk.document_id:
-            older_best[key] = max(older_best.get(key, float("-inf")), c.score)
+        older_best[key] = max(older_best.get(key, float("-inf")), c.score)
+    best_current = _best_current_chunks(
+        {facts[k].current_id for k in older_best}, vector, generation
+    )
+    older_vectors = _vectors([c.chunk.id for c in older], generation)
+    for c in older:
+        closest = best_current.get(facts[family_key(c.document)].current_id)
+        if closest is not None and c.chunk.id in older_vectors:
+            c.distinct = float(older_vectors[c.chunk.id] @ vector) >= closest[1] + DISTINCT_MARGIN
     missing: dict[int, float] = {}
     for key, score in older_best.items():
         current_id = facts[key].current_id
@@ -203,15 +234,14 @@ def expand_families(candidates: list[Candidate], facts, vector, generation: int)
                 best.score = score + STEP
                 if "version" not in best.legs:
                     best.legs.append("version")
-        else:
+        elif current_id in best_current:
             missing[current_id] = score
     if missing:
-        best = _best_current_chunks(missing, vector, generation)
-        loaded = load_chunks(list(best.values()))
+        loaded = load_chunks([best_current[d][0] for d in missing])
         pulled = [
-            Candidate(loaded[chunk_id], missing[document_id] + STEP, ["version"])
-            for document_id, chunk_id in best.items()
-            if chunk_id in loaded
+            Candidate(loaded[best_current[d][0]], score + STEP, ["version"])
+            for d, score in missing.items()
+            if best_current[d][0] in loaded
         ]
         mark_current(pulled, facts)
         candidates += pulled
@@ -219,29 +249,31 @@ def expand_families(candidates: list[Candidate], facts, vector, generation: int)
     return candidates
 
 
-def _best_current_chunks(document_scores: dict[int, float], vector, generation) -> dict[int, int]:
-    """For each document, its current passage closest to the question."""
-    chunks = Chunk.objects.filter(document_id__in=list(document_scores)).values_list(
-        "id", "document_id", "is_latest", "section_date"
+def _best_current_chunks(
+    document_ids: set[int], vector, generation
+) -> dict[int, tuple[int, float]]:
+    """For each document, its current passage closest to the question: (chunk id, cosine)."""
+    chunks = Chunk.objects.filter(document_id__in=list(document_ids)).values_list(
+        "id", "document_id", "section_date"
     )
-    by_document: dict[int, list[tuple[int, bool, date | None]]] = defaultdict(list)
-    for chunk_id, document_id, latest, section in chunks:
-        by_document[document_id].append((chunk_id, latest, section))
-    ids = []
-    for rows in by_document.values():
-        dates = [s for _, _, s in rows if s]
-        newest = max(dates) if dates else None
-        ids += [cid for cid, _, s in rows if s is None or s == newest]
-    vectors = _vectors(ids, generation)
-    best: dict[int, tuple[float, int]] = {}
+    by_document: dict[int, list[tuple[int, date | None]]] = defaultdict(list)
+    for chunk_id, document_id, section in chunks:
+        by_document[document_id].append((chunk_id, section))
+    current: dict[int, list[int]] = {}
     for document_id, rows in by_document.items():
-        for chunk_id, _, _ in rows:
+        dates = [s for _, s in rows if s]
+        newest = max(dates) if dates else None
+        current[document_id] = [cid for cid, s in rows if s is None or s == newest]
+    vectors = _vectors([cid for ids in current.values() for cid in ids], generation)
+    best: dict[int, tuple[int, float]] = {}
+    for document_id, ids in current.items():
+        for chunk_id in ids:
             if chunk_id not in vectors:
                 continue
             score = float(vectors[chunk_id] @ vector)
-            if document_id not in best or score > best[document_id][0]:
-                best[document_id] = (score, chunk_id)
-    return {document_id: chunk_id for document_id, (_, chunk_id) in best.items()}
+            if document_id not in best or score > best[document_id][1]:
+                best[document_id] = (chunk_id, score)
+    return best
 
 
 def _vectors(chunk_ids: list[int], generation: int) -> dict[int, np.ndarray]:
@@ -280,10 +312,16 @@ def select_passages(candidates: list[Candidate], limit: int, mode: str) -> list[
     for c in candidates:
         if per_document[c.chunk.document_id] >= MAX_PER_DOCUMENT:
             continue
+        if capped and not c.current and not c.distinct:
+            continue
         key = family_key(c.document)
-        if capped and key:
+        if capped and key and c.versioned:
             taken = per_family[key]
             if len(taken) >= MAX_PER_FAMILY:
+                continue
+            # Versions are near-duplicates: one passage of the current version,
+            # and an older one only when it says something the current does not.
+            if c.current and any(t.current for t in taken):
                 continue
             if not c.current and any(_same_passage(t.chunk.text, c.chunk.text) for t in taken):
                 continue

@@ -135,6 +135,13 @@ class Document(models.Model):
             models.Index(fields=["source", "path"]),
             models.Index(fields=["-effective_date", "-id"]),
             models.Index(fields=["status"]),
+            # Only documents with record fields: the record leg reads their
+            # values on every search (apps.library.search.records).
+            models.Index(
+                fields=["source", "in_private_dir"],
+                condition=~models.Q(category="", record_status="", entity=""),
+                name="library_doc_records",
+            ),
         ]
         ordering = ["source_id", "path"]
 

@@ -41,4 +41,14 @@ class Migration(migrations.Migration):
             ["DROP TABLE library_chunk_fts", OLD_FTS, OLD_REFILL],
         ),
         migrations.RunPython(refill, migrations.RunPython.noop),
+        migrations.AddIndex(
+            model_name="document",
+            index=models.Index(
+                condition=models.Q(
+                    ("category", ""), ("entity", ""), ("record_status", ""), _negated=True
+                ),
+                fields=["source", "in_private_dir"],
+                name="library_doc_records",
+            ),
+        ),
     ]

@@ -27,7 +27,6 @@ question's "done" does nothing in a library without a `done` record.
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -174,34 +173,25 @@ class RecordValues:
     entities: set[str]
 
 
-_values_cache: dict[tuple, tuple[float, RecordValues]] = {}
-VALUES_TTL = 30.0  # seconds a person's record values are reused between searches
-
-
 def record_values(pools) -> RecordValues:
-    """The categories, statuses and entities of the records in `pools` (lower case)."""
-    key = tuple(sorted((p.source_id, p.private) for p in pools))
-    cached = _values_cache.get(key)
-    if cached and time.monotonic() - cached[0] < VALUES_TTL:
-        return cached[1]
+    """The categories, statuses and entities of the records in `pools` (lower
+    case). A partial index holds only documents with record fields, so this
+    reads the records, not the whole library."""
     in_pools, params = pool_sql(pools)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT DISTINCT lower(d.category), lower(d.record_status), lower(d.entity) "
-            f"FROM library_document d WHERE {in_pools} AND d.status = 'ready' "
-            "AND (d.category != '' OR d.record_status != '' OR d.entity != '')",
+            "FROM library_document d INDEXED BY library_doc_records "
+            "WHERE NOT (d.category = '' AND d.entity = '' AND d.record_status = '') "
+            f"AND {in_pools} AND d.status = 'ready'",
             params,
         )
         rows = cursor.fetchall()
-    values = RecordValues(
+    return RecordValues(
         categories={r[0] for r in rows if r[0]},
         statuses={r[1] for r in rows if r[1]},
         entities={r[2] for r in rows if r[2]},
     )
-    if len(_values_cache) > 256:
-        _values_cache.clear()
-    _values_cache[key] = (time.monotonic(), values)
-    return values
 
 
 def match_question(question: str, values: RecordValues) -> RecordMatch:

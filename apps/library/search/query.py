@@ -64,7 +64,7 @@ SPLIT_MIN = 8  # words at least this long may be a compound of two indexed words
 PART_MIN = 4  # each part of a split compound
 # German linking elements between the parts of a compound (Fugenelemente):
 # Heizung+s+wartung, Straße+n+bahn, Kind+er+garten.
-_LINKS = ("", "s", "es", "n", "en", "e", "er")
+_LINKS = ("s", "es", "n", "en", "e", "er", "")
 
 
 def query_terms(text: str) -> list[str]:

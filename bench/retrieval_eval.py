@@ -32,8 +32,15 @@ auto mode, the product's default). Prints:
   vault), which includes every `forbidden_sources` entry. Must be 0;
 - the misses.
 
+**With a reranker** (`--reranker-url URL [--reranker-api jina|tei]
+[--reranker-model ID]` for a /rerank endpoint, `--reranker-dir DIR` for a
+cross-encoder ONNX export, or `--fake-reranker` for the word-overlap stand-in
+of tests/fakes/rerank.py, which measures the pipeline and an HTTP round trip,
+not a model's quality): the same figures, plus the reranker's added
+milliseconds per search (mean and p95).
+
     .venv/bin/python bench/retrieval_eval.py [BENCHMARK_DIR] [--corpus seed|household|both]
-                                             [--verbose] [--json]
+                                             [--verbose] [--json] [reranker options]
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from _support import DEFAULT_BENCHMARK, ROOT, Instance
+from _support import DEFAULT_BENCHMARK, ROOT, Instance, percentile
 
 HOUSEHOLD = ROOT / "bench" / "corpora" / "household"
 
@@ -63,7 +70,28 @@ def main() -> None:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     parser.add_argument("--limit", type=int, default=5)
+    parser.add_argument("--reranker-url", help="a /rerank endpoint's base URL")
+    parser.add_argument("--reranker-api", choices=["jina", "tei"], default="jina")
+    parser.add_argument("--reranker-model", default="")
+    parser.add_argument("--reranker-dir", help="a cross-encoder ONNX export")
+    parser.add_argument(
+        "--fake-reranker",
+        action="store_true",
+        help="the word-overlap stand-in of tests/fakes/rerank.py (pipeline and ms, not quality)",
+    )
     args = parser.parse_args()
+    global RERANKER
+    fake = None
+    if args.fake_reranker:
+        sys.path.insert(0, str(ROOT))
+        from tests.fakes.rerank import FakeRerank
+
+        fake = FakeRerank().start()
+        args.reranker_url = fake.base_url
+    if args.reranker_url:
+        RERANKER = ("endpoint", args.reranker_url, args.reranker_api, args.reranker_model)
+    elif args.reranker_dir:
+        RERANKER = ("directory", str(Path(args.reranker_dir).resolve()), "", "")
 
     say = (lambda *a, **k: None) if args.json else print
     report = {}
@@ -75,6 +103,44 @@ def main() -> None:
         report["household"] = household_eval(limit=args.limit, verbose=args.verbose, say=say)
     if args.json:
         print(json.dumps(report, indent=2))
+    if fake is not None:
+        fake.stop()
+
+
+RERANKER: tuple[str, str, str, str] | None = None
+
+
+def configure_reranker(instance: Instance) -> None:
+    """Choose the reranker in the throwaway instance's settings, as an admin would."""
+    if RERANKER is None:
+        return
+    kind, where, api, model = RERANKER
+    code = (
+        "from apps.instance.models import Connection\n"
+        "from apps.instance.selectors import instance_settings\n"
+        "row = instance_settings()\n"
+        f"row.reranker = {kind!r}\n"
+    )
+    if kind == "endpoint":
+        code += (
+            f"row.reranker_connection = Connection.objects.create(name='reranker', "
+            f"base_url={where!r}, location='local')\n"
+            f"row.reranker_api, row.reranker_model = {api!r}, {model!r}\n"
+        )
+    else:
+        code += f"row.reranker_dir = {where!r}\n"
+    code += "row.save()\n"
+    instance.manage("shell", "-c", code)
+
+
+def rerank_ms(answers) -> dict | None:
+    values = [a.get("rerank_ms", 0.0) for a in answers]
+    if RERANKER is None or not values:
+        return None
+    return {
+        "mean": round(sum(values) / len(values), 1),
+        "p95": round(percentile(values, 95), 1),
+    }
 
 
 # --- seed ----------------------------------------------------------------------
@@ -108,6 +174,7 @@ def seed_eval(benchmark: Path, *, limit: int, verbose: bool, say) -> dict:
             f"ingested {sync['seen']} files ({sync['added']} added, {len(sync['failed'])} failed), "
             f"{sync['chunks_embedded']} chunks in {sync['seconds']:.1f}s"
         )
+        configure_reranker(instance)
         queries = _queries_file(instance, "seed", [q["question"] for q in questions])
         common = ["kb", "search", "--user", "bench", "--limit", str(limit), "--queries-file"]
         auto = instance.json_lines(*common, str(queries))
@@ -160,6 +227,9 @@ def seed_eval(benchmark: Path, *, limit: int, verbose: bool, say) -> dict:
     modes = defaultdict(int)
     for answer in auto:
         modes[answer["mode"]] += 1
+    timing = rerank_ms(auto)
+    if timing:
+        say(f"\nreranker added per search: mean {timing['mean']} ms, p95 {timing['p95']} ms")
     say(f"\nauto mode chose: {dict(modes)}")
     misclassified = []
     for question, answer in zip(questions, auto, strict=True):
@@ -185,6 +255,7 @@ def seed_eval(benchmark: Path, *, limit: int, verbose: bool, say) -> dict:
         "per_category": {c: _rate(v) for c, v in sorted(hits.items())},
         "current_state_latest_first": {"all": all_ok, "questions": current_state},
         "auto_modes": dict(modes),
+        "rerank_ms": timing,
         "misclassified": misclassified,
         "misses": [
             {"id": q["id"], "category": q["category"], "paths": [r["path"] for r in a["results"]]}
@@ -261,6 +332,7 @@ def household_answers(corpus, questions: list[dict], *, limit: int, say) -> dict
             f"ingested {sync['seen']} files ({sync['added']} added, {len(sync['failed'])} failed), "
             f"{sync['chunks_embedded']} chunks in {sync['seconds']:.1f}s"
         )
+        configure_reranker(instance)
         answers = {}
         for person in corpus.PEOPLE:
             asked = [q for q in questions if q["user"] == person]
@@ -333,6 +405,9 @@ def household_score(
         )
 
     scored = [h for values in hits.values() for h in values]
+    timing = rerank_ms(list(answers.values()))
+    if timing:
+        say(f"\nreranker added per search: mean {timing['mean']} ms, p95 {timing['p95']} ms")
     say(
         f"\nsource found@{limit}: {sum(scored)}/{len(scored)} = {100 * sum(scored) / len(scored):.1f}%"
         f"  ({len(questions) - len(scored)} questions scored for leaks only)"
@@ -382,6 +457,7 @@ def household_score(
             "failures": [q["id"] for q, *_ in late],
         },
         "leaked_passages": len(leaks),
+        "rerank_ms": timing,
         "leaks": leaks,
         "misses": [q["id"] for q, _ in misses],
         "per_question": rows,

@@ -358,3 +358,30 @@ def test_the_status_table_maps_everyday_phrases_to_statuses():
 def test_records_another_person_cannot_see_boost_nothing(owner, member, records, embedder):
     results = search(member, "Which jobs turned me down?", embedder=embedder).results
     assert results == []  # the owner's vault is not shared
+
+
+def test_the_library_listing_calls_the_newest_visible_copy_latest(
+    owner, member, vault, make_source, embedder, client
+):
+    vault.write(
+        "money/salary_expectations.md",
+        "# Salary expectations\n\nLowest I would take: £52,000 with hybrid working.\n",
+        mtime=T0,
+    )
+    vault.write(
+        "private/salary_expectations.md",
+        "# Salary expectations\n\nLowest I would take: £47,000 with hybrid working, if remote.\n",
+        mtime=T0 + 30 * DAY,
+    )
+    synced(owner, vault, make_source, embedder, sharing=Source.Sharing.HOUSEHOLD)
+    client.force_login(member)
+    listing = client.get("/library/?kind=notes").content.decode()
+    assert "money/salary_expectations.md" in listing and "private/" not in listing
+    # Nothing hints at a version they cannot see.
+    assert "badge--warn" not in listing and ">latest<" in listing
+    latest_only = client.get("/library/?kind=notes&latest=1").content.decode()
+    assert "money/salary_expectations.md" in latest_only
+    client.force_login(owner)
+    mine = client.get("/library/?kind=notes&latest=1").content.decode()
+    assert "private/salary_expectations.md" in mine
+    assert "money/salary_expectations.md" not in mine

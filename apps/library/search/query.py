@@ -134,8 +134,9 @@ def compound_split(word: str, cursor, cache: dict[str, bool]) -> tuple[str, str]
 def keyword_query(text: str, terms: list[str]) -> KeywordQuery:
     """`terms` (already pruned of very common words) as the keyword leg's
     query: long words also match as a prefix (the head of a compound, and
-    inflections the English stemmer does not know), and a long word that is
-    two indexed words run together also matches those two words."""
+    inflections the English stemmer does not know), and a long word the index
+    does not hold that is two indexed words run together also matches those
+    two words."""
     prefixes = [t for t in terms if len(t) >= PREFIX_MIN and t.isalpha()]
     splits: list[tuple[str, str]] = []
     long_words = [t for t in terms if len(t) >= SPLIT_MIN and t.isalpha()]
@@ -143,6 +144,8 @@ def keyword_query(text: str, terms: list[str]) -> KeywordQuery:
         cache: dict[str, bool] = {}
         with connection.cursor() as cursor:
             for word in long_words:
+                if _indexed(cursor, word, cache):
+                    continue  # the index has it as one word: nothing to split
                 split = compound_split(word, cursor, cache)
                 if split:
                     splits.append(split)

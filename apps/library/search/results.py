@@ -49,8 +49,18 @@ class Response:
     rerank_ms: float = 0.0  # of elapsed_ms, the reranker's share (0 when none ran)
 
 
+# Document fields a search never reads (JSON parsing them costs on every search).
+_UNUSED = ("warnings", "extra", "edited", "error", "original", "doi", "url", "authors")
+
+
 def load_chunks(chunk_ids: list[int]) -> dict[int, Chunk]:
-    chunks = Chunk.objects.filter(id__in=chunk_ids).select_related("document__source")
+    chunks = (
+        Chunk.objects.filter(id__in=chunk_ids)
+        .select_related("document__source")
+        .defer(*(f"document__{name}" for name in _UNUSED))
+        .defer("document__source__private_dirs", "document__source__unversioned_dirs")
+        .defer("document__source__skip_dirs")
+    )
     return {c.id: c for c in chunks}
 
 

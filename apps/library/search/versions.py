@@ -39,7 +39,7 @@ from apps.library.search.results import load_chunks
 
 MAX_PER_DOCUMENT = 2
 MAX_PER_FAMILY = 2  # present and lookup modes
-CANDIDATES = 60  # fused passages considered (at least limit * 10)
+CANDIDATES = 40  # fused passages considered (at least limit * 4)
 HISTORY_EXTRA = 2  # history mode may return up to limit * this many passages
 STEP = 1e-6  # how far above an older version its current version is placed
 # An older version keeps a slot of its own (below its current version) only
@@ -190,7 +190,7 @@ def mark_current(candidates: list[Candidate], facts) -> None:
 
 
 def load_candidates(fused, limit: int) -> list[Candidate]:
-    wanted = fused[: max(limit * 10, CANDIDATES)]
+    wanted = fused[: max(limit * 4, CANDIDATES)]
     chunks = load_chunks([cid for cid, _, _ in wanted])
     return [
         Candidate(chunks[cid], score, list(legs)) for cid, score, legs in wanted if cid in chunks

@@ -25,7 +25,9 @@ Prints:
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -227,15 +229,18 @@ def main() -> None:
     embedder = get_embedder()
     vectors = [embedder.embed_query(q) for q in queries]
     knn, scan, recalls = [], [], []
+    knn_cpu = scan_cpu = 0.0
     for vector in vectors:
-        t = time.perf_counter()
+        c, t = _cpu(), time.perf_counter()
         found = legs.vector_leg(vector, pools, search.Filters(), False, state)
         knn.append((time.perf_counter() - t) * 1000)
-        t = time.perf_counter()
+        knn_cpu += _cpu() - c
+        c, t = _cpu(), time.perf_counter()
         scores = matrix @ vector
         top = np.argpartition(-scores, 10)[:10]
         exact = ids[top[np.argsort(-scores[top])]]
         scan.append((time.perf_counter() - t) * 1000)
+        scan_cpu += _cpu() - c
         recalls.append(len(set(exact.tolist()) & set(found[:10])) / 10)
 
     print(f"\nindex: {args.chunks} chunks; the user may see {len(ids)} of them")
@@ -249,6 +254,13 @@ def main() -> None:
         f"numpy brute-force scan of the same vectors: p50 {percentile(scan, 50):.1f} ms, p95 {percentile(scan, 95):.1f} ms"
     )
     print(f"KNN / numpy (p50): {percentile(knn, 50) / percentile(scan, 50):.2f}x")
+    # CPU seconds (every thread of this process): less at the mercy of other
+    # processes on a shared machine than wall time is.
+    print(
+        f"CPU per query: KNN {1000 * knn_cpu / len(vectors):.1f} ms, numpy "
+        f"{1000 * scan_cpu / len(vectors):.1f} ms, ratio {knn_cpu / max(scan_cpu, 1e-9):.2f}x"
+    )
+    print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"KNN recall@10 against exact search: {np.mean(recalls):.3f}")
     if reranked:
         print(
@@ -260,6 +272,11 @@ def main() -> None:
         f"{legs.BIT_CANDIDATES} candidates per partition, {legs.RESCORE_CANDIDATES} re-scored, "
         f"{legs.KNN_THREADS} threads"
     )
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def measure_reranker(args, user, queries) -> dict | None:

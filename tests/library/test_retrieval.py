@@ -385,3 +385,42 @@ def test_the_library_listing_calls_the_newest_visible_copy_latest(
     mine = client.get("/library/?kind=notes&latest=1").content.decode()
     assert "private/salary_expectations.md" in mine
     assert "money/salary_expectations.md" not in mine
+
+
+def test_where_a_project_stands_ranks_its_latest_note_first(owner, vault, make_source, embedder):
+    vault.write(
+        "projects/garden_studio_2026-04.md",
+        "---\ntype: project\nstatus: planning\n---\n# Garden studio\n\n"
+        "Planning the garden studio: quotes from two builders, base in May.\n",
+    )
+    vault.write(
+        "projects/garden_studio_2026-07.md",
+        "---\ntype: project\nstatus: in progress\n---\n# Garden studio\n\n"
+        "The garden studio base is poured; electrics booked for September.\n",
+    )
+    vault.write(
+        "projects/garden_studio_2026-10.md",
+        "---\ntype: project\nstatus: on hold\n---\n# Garden studio\n\n"
+        "Paused: the electrician broke his wrist. Ready by Easter at the earliest.\n",
+    )
+    synced(owner, vault, make_source, embedder)
+    for question in ("Where are we with the garden studio?", "What's holding up the studio?"):
+        results = search(owner, question, embedder=embedder).results
+        assert results[0].path == "projects/garden_studio_2026-10.md", question
+        older = [r.path for r in results if not r.is_latest]
+        assert all(p != "projects/garden_studio_2026-10.md" for p in older)
+
+
+def test_the_chat_search_tool_takes_latest_only(owner, boiler, embedder):
+    from apps.chats.tools import TurnContext, search_notes
+
+    ctx = TurnContext(user=owner, chat=None, cloud=False, notes_only=True)
+    everything = search_notes(ctx, {"query": "boiler engineer Tomasz WarmHome"})
+    assert "boiler_service_2026-10.md" in everything
+    assert everything.index("boiler_service_2026-10.md") < everything.index(
+        "boiler_service_2026-03.md"
+    )
+    assert "SUPERSEDED by home/boiler_service_2026-10.md" in everything
+    ctx = TurnContext(user=owner, chat=None, cloud=False, notes_only=True)
+    latest = search_notes(ctx, {"query": "boiler engineer Tomasz WarmHome", "latest_only": True})
+    assert "boiler_service_2026-03.md" not in latest

@@ -129,6 +129,7 @@ class InstanceSettings(models.Model):
         "reranker API",
         max_length=10,
         default="jina",
+        blank=True,  # blank: the jina shape
         choices=[
             ("jina", "POST /rerank {query, documents} (llama.cpp, vLLM, Infinity, Jina, Cohere)"),
             ("tei", "POST /rerank {query, texts} (Hugging Face text-embeddings-inference)"),

@@ -20,7 +20,7 @@ from apps.library.search.query import keyword_query, prune_common_terms, query_t
 LEG_DEPTH = 50  # candidates each leg contributes to the fusion
 
 
-BIT_CANDIDATES = 12  # per partition (bucket), from the bit-code first pass
+BIT_CANDIDATES = 16  # per partition (bucket), from the bit-code first pass
 
 
 RESCORE_CANDIDATES = 400  # best bit matches re-scored with float vectors

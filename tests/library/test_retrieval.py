@@ -424,3 +424,22 @@ def test_the_chat_search_tool_takes_latest_only(owner, boiler, embedder):
     ctx = TurnContext(user=owner, chat=None, cloud=False, notes_only=True)
     latest = search_notes(ctx, {"query": "boiler engineer Tomasz WarmHome", "latest_only": True})
     assert "boiler_service_2026-03.md" not in latest
+
+
+def test_the_keyword_leg_finds_visible_matches_behind_many_invisible_ones(
+    owner, member, vault, make_vault, make_source, embedder, monkeypatch
+):
+    from apps.library.search import legs
+    from apps.library.search.query import Filters
+    from apps.library.selectors import visible_pools
+
+    theirs = make_vault("marta")
+    for n in range(6):
+        theirs.write(f"n{n}.md", f"# Quince {n}\n\nQuince quince quince jelly, batch {n}.\n")
+    make_source(member, theirs, name="marta vault")  # not shared
+    source_sync(source=Source.objects.get(name="marta vault"), embedder=embedder)
+    vault.write("mine.md", "# Pantry\n\nOne jar of quince jelly left.\n")
+    synced(owner, vault, make_source, embedder)
+    monkeypatch.setattr(legs, "KEYWORD_PREFILTER", 2)  # the best two matches are all theirs
+    ids = legs.keyword_leg("quince", visible_pools(owner), Filters(), False)
+    assert [Document.objects.get(chunks__id=i).path for i in ids] == ["mine.md"]

@@ -29,23 +29,57 @@ RESCORE_CANDIDATES = 400  # best bit matches re-scored with float vectors
 KNN_THREADS = 2  # the bit-code scan is split across this many threads
 
 
+KEYWORD_PREFILTER = 1000  # best bm25 matches joined to the privacy filter first
+
+
 def keyword_leg(query: str, pools, filters, latest_only) -> list[int]:
     terms = query_terms(query)
     if not terms:
         return []
     expression = keyword_query(query, prune_common_terms(terms)).expression()
     where, params = where_sql(pools, filters, latest_only)
+    ids = _keyword_sql(expression, where, params, prefilter=KEYWORD_PREFILTER)
+    if len(ids) < LEG_DEPTH and _matches_more_than(expression, KEYWORD_PREFILTER):
+        # Most of the best matches were outside this person's pools or filters:
+        # score every match (slower, rare).
+        ids = _keyword_sql(expression, where, params, prefilter=None)
+    return ids
+
+
+def _keyword_sql(expression: str, where: str, params: list, *, prefilter: int | None) -> list[int]:
+    """The best LEG_DEPTH matches inside the pools. With `prefilter`, bm25 picks
+    that many best matches first and only those are joined to the privacy and
+    filter tables: joining every match of a common word costs more than
+    scoring it."""
     weights = ", ".join(str(w) for w in WEIGHTS)
+    if prefilter:
+        source = (
+            f"(SELECT rowid, bm25({FTS_TABLE}, {weights}) AS score FROM {FTS_TABLE} "
+            f"WHERE {FTS_TABLE} MATCH %s ORDER BY score LIMIT {int(prefilter)}) f"
+        )
+        match, order = "", "f.score"
+    else:
+        source = f"{FTS_TABLE} f"
+        match, order = f"{FTS_TABLE} MATCH %s AND ", f"bm25({FTS_TABLE}, {weights})"
     sql = (
-        f"SELECT f.rowid FROM {FTS_TABLE} f "
+        f"SELECT f.rowid FROM {source} "
         "JOIN library_chunk c ON c.id = f.rowid "
         "JOIN library_document d ON d.id = c.document_id "
-        f"WHERE {FTS_TABLE} MATCH %s AND {where} "
-        f"ORDER BY bm25({FTS_TABLE}, {weights}) LIMIT {LEG_DEPTH}"
+        f"WHERE {match}{where} ORDER BY {order} LIMIT {LEG_DEPTH}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [expression, *params])
         return [row[0] for row in cursor.fetchall()]
+
+
+def _matches_more_than(expression: str, count: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s "
+            f"LIMIT {int(count) + 1})",
+            [expression],
+        )
+        return cursor.fetchone()[0] > count
 
 
 def vector_leg(vector: np.ndarray, pools, filters, latest_only, state) -> list[int]:

@@ -202,7 +202,11 @@ def search_notes(ctx: TurnContext, args: dict) -> str:
     if not response.results:
         return f"No passages match {query!r} (time mode {response.mode})."
     passages = [ctx.number(passage_from_result(r, ctx.user)) for r in response.results]
-    lines = [f"{p.label()}\n{p.text}" for p in passages]
+    # A result's note (e.g. a newer version of it could not be read) travels with it.
+    lines = [
+        f"{p.label()}\n{p.text}" + (f"\n(Note: {r.note})" if r.note else "")
+        for p, r in zip(passages, response.results, strict=True)
+    ]
     footer = f"Time mode: {response.mode}."
     if ctx.cloud and MIXED_CAVEAT in ctx.caveats:
         footer += " " + MIXED_CAVEAT

@@ -214,6 +214,11 @@ def test_a_family_whose_latest_failed_falls_back_to_the_newest_parsed_and_says_s
     top = search(owner, "Lisbon flights", embedder=embedder).results[0]
     assert top.path == "plans/lisbon_plan_v1.md" and top.is_latest
     assert "plans/lisbon_plan_v2.md" in top.note and "could not be read" in top.note
+    # The chat's search tool passes the note on to the model.
+    from apps.chats.tools import TurnContext, search_notes
+
+    ctx = TurnContext(user=owner, chat=None, cloud=False, notes_only=True)
+    assert "plans/lisbon_plan_v2.md, could not be read" in search_notes(ctx, {"query": "Lisbon"})
 
 
 # --- moved and renamed notes --------------------------------------------------------------

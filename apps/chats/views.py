@@ -249,8 +249,9 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def search(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:200]
-    chats = search_chats(request.user, query) if query else list(chats_of(request.user)[:200])
-    return render(request, "chats/_chat_list.html", {"chats": chats, "query": query})
+    hits = search_chats(request.user, query) if query else None
+    chats = [hit.chat for hit in hits] if hits is not None else list(chats_of(request.user)[:200])
+    return render(request, "chats/_chat_list.html", {"chats": chats, "hits": hits, "query": query})
 
 
 @login_required

@@ -11,7 +11,8 @@ from tests.support.processes import manage
 
 RESULT_FIELDS = {
     "rank", "score", "document_id", "title", "source_id", "source", "path", "duplicate_paths",
-    "date", "date_source", "family", "is_latest", "section", "text", "legs", "page",
+    "date", "date_source", "family", "is_latest", "superseded_by", "note", "section", "text",
+    "legs", "page",
     "annotation", "sharing", "cloud",
 }  # fmt: skip
 

@@ -46,5 +46,8 @@ def test_lookup_keeps_an_older_passage_the_latest_does_not_carry(
     vault.write("home/boiler_2026-10.md", "# Numbers\n\nThe boiler was replaced by a heat pump.\n")
     source_sync(source=make_source(owner, vault), embedder=embedder)
     results = search(owner, QUERY, mode="lookup", limit=5).results
-    assert results[0].path == "home/boiler_2025-03.md"
-    assert not results[0].is_latest
+    # The family's latest version joins above its older ones (issue 10's family
+    # expansion), and the older passage it no longer carries is still shown.
+    assert [r.path for r in results] == ["home/boiler_2026-10.md", "home/boiler_2025-03.md"]
+    assert not results[1].is_latest
+    assert results[1].text == PASSAGE

@@ -75,13 +75,18 @@ def search_notes(ctx: TurnContext, args: dict) -> str:
         limit=SEARCH_LIMIT,
         cloud_only=ctx.cloud,
         filters=filters,
+        latest_only=bool(args.get("latest_only")),
     )
     if ctx.cloud:
         _hold_back(ctx, query, mode, filters)
     if not response.results:
         return f"No passages match {query!r} (time mode {response.mode})."
     passages = [ctx.number(passage_from_result(r, ctx.user)) for r in response.results]
-    lines = [f"{p.label()}\n{p.result.text}" for p in passages]
+    # A result's note (e.g. a newer version of it could not be read) travels with it.
+    lines = [
+        f"{p.label()}\n{p.result.text}" + (f"\n(Note: {p.result.note})" if p.result.note else "")
+        for p in passages
+    ]
     footer = f"Time mode: {response.mode}."
     if ctx.cloud and MIXED_CAVEAT in ctx.caveats:
         footer += " " + MIXED_CAVEAT
@@ -263,10 +268,12 @@ register(
             "search_notes",
             "Search the person's notes, papers and pages. Returns numbered passages with their "
             "date and whether they are the latest version. mode: present (current state), "
-            "history (how something changed), lookup (anything), auto (decide from the wording).",
+            "history (how something changed), lookup (anything), auto (decide from the wording). "
+            "latest_only: leave out older versions entirely.",
             {
                 "query": {"type": "string"},
                 "mode": {"type": "string", "enum": ["auto", "present", "history", "lookup"]},
+                "latest_only": {"type": "boolean"},
                 "collections": {"type": "array", "items": {"type": "integer"}},
                 **_FILTERS,
                 "tags": {"type": "array", "items": {"type": "string"}},

@@ -42,7 +42,7 @@ render() {  # render TEMPLATE DEST
 if ! id "$RUN_USER" >/dev/null 2>&1; then
   useradd --system --home-dir "$DATA_DIR" --shell /usr/sbin/nologin "$RUN_USER"
 fi
-install -d -o "$RUN_USER" -g "$RUN_USER" -m 0750 "$DATA_DIR"
+install -d -o "$RUN_USER" -g "$RUN_USER" -m 0700 "$DATA_DIR"
 install -d -m 0755 "$(dirname "$ENV_FILE")"
 if [ ! -f "$ENV_FILE" ]; then
   sed -e "s#jarvis.home.arpa#${SERVER_NAME}#g" -e "s#/var/lib/jarvis#${DATA_DIR}#g" \

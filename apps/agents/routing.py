@@ -3,5 +3,5 @@ from django.urls import path
 from apps.agents import consumers
 
 websocket_urlpatterns = [
-    path("ws/terminal/<int:chat_id>/", consumers.TerminalConsumer.as_asgi()),
+    path("ws/terminal/<id:chat_id>/", consumers.TerminalConsumer.as_asgi()),
 ]

@@ -6,5 +6,5 @@ app_name = "agents"
 
 urlpatterns = [
     path("new/", views.new_chat, name="new"),
-    path("<int:chat_id>/mode/", views.mode, name="mode"),
+    path("<id:chat_id>/mode/", views.mode, name="mode"),
 ]

@@ -14,6 +14,7 @@ from apps.chats.models import Chat, Message
 from apps.chats.reply import Reply
 from apps.chats.usage import chat_usage_line
 from apps.core.consumers import AuthenticatedConsumer
+from apps.core.ids import parse_id
 
 
 class ChatConsumer(AuthenticatedConsumer):
@@ -63,8 +64,10 @@ class ChatConsumer(AuthenticatedConsumer):
         send, the reply's first frames can arrive before the POST's response
         has put the reply on the page, and a fast reply may even finish then."""
         try:
-            message_id = int(json.loads(text_data or "{}").get("refresh"))
-        except (TypeError, ValueError, AttributeError):
+            message_id = parse_id(json.loads(text_data or "{}").get("refresh"))
+        except (ValueError, AttributeError):  # not JSON, or not an object
+            return
+        if message_id is None:
             return
         html = await self._current(message_id)
         if html:

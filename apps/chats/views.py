@@ -26,6 +26,7 @@ from apps.chats.reply import Reply
 from apps.chats.runner import reply_resume, reply_start
 from apps.chats.selectors import approval_card_for, chats_of, get_chat_for
 from apps.core.errors import Conflict, JarvisError
+from apps.core.ids import parse_id
 from apps.core.middleware import csp_allow_inline_styles
 from apps.library.selectors import sources_visible_to, visible_to
 
@@ -51,8 +52,9 @@ def _mentions(request: HttpRequest) -> list[dict]:
     mentions = []
     for value in request.POST.getlist("mention")[:20]:
         kind, _, pk = value.partition(":")
-        if kind in ("document", "collection") and pk.isdigit():
-            mentions.append({"kind": kind, "id": int(pk)})
+        number = parse_id(pk)
+        if kind in ("document", "collection") and number is not None:
+            mentions.append({"kind": kind, "id": number})
     return mentions
 
 
@@ -90,7 +92,7 @@ def _after(request: HttpRequest) -> int | None:
     """The reply the person's page ends with (chat.js sends it): the
     conversation goes on from what they see."""
     value = request.POST.get("after", "")
-    return int(value) if value.isdigit() else None
+    return parse_id(value)
 
 
 def _start(user, chat: Chat | None, request: HttpRequest, context: str, on_start):
@@ -359,8 +361,9 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def search(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:200]
-    chats = search_chats(request.user, query) if query else list(chats_of(request.user)[:200])
-    return render(request, "chats/_chat_list.html", {"chats": chats, "query": query})
+    hits = search_chats(request.user, query) if query else None
+    chats = [hit.chat for hit in hits] if hits is not None else list(chats_of(request.user)[:200])
+    return render(request, "chats/_chat_list.html", {"chats": chats, "hits": hits, "query": query})
 
 
 @login_required

@@ -1,7 +1,8 @@
-"""Headers every response carries, static files and error pages included;
+"""Request and response middleware: the client's address behind a proxy;
+headers every response carries, static files and error pages included;
 and static files served (whitenoise) without making every request sync.
 
-Both middlewares work in sync and async stacks. Under daphne a sync-only
+All three work in sync and async stacks. Under daphne a sync-only
 middleware near the top made Django run the whole rest of the stack through
 a thread of the request's own and back (async_to_sync), for every request,
 async views (sending a chat message) included.
@@ -15,6 +16,8 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_asy
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 from whitenoise.middleware import WhiteNoiseMiddleware
+
+from apps.core.proxy import client_address, is_trusted_proxy
 
 # No inline script anywhere: htmx is configured (base.html meta) not to eval,
 # and every behaviour lives in static/js/. connect-src 'self' covers same-origin
@@ -95,6 +98,37 @@ class SecurityHeadersMiddleware:
         response.setdefault("X-Frame-Options", "DENY")
         response.setdefault("Referrer-Policy", "same-origin")
         return response
+
+
+class ClientAddressMiddleware:
+    """REMOTE_ADDR becomes the client's address (apps.core.proxy); a request
+    that did not come through a trusted proxy loses its X-Forwarded-* headers,
+    so nothing later (Django's HTTPS detection included) can be told otherwise."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        self.rewrite(request)
+        # In an async stack get_response returns the awaitable the server awaits.
+        return self.get_response(request)
+
+    @staticmethod
+    def rewrite(request: HttpRequest) -> None:
+        meta = request.META
+        peer = meta.get("REMOTE_ADDR") or None
+        if is_trusted_proxy(peer):
+            address = client_address(peer=peer, forwarded_for=meta.get("HTTP_X_FORWARDED_FOR"))
+            if address:
+                meta["REMOTE_ADDR"] = address
+        else:
+            for name in [key for key in meta if key.startswith("HTTP_X_FORWARDED_")]:
+                del meta[name]
 
 
 class StaticFilesMiddleware(WhiteNoiseMiddleware):

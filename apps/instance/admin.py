@@ -32,6 +32,19 @@ class InstanceSettingsAdmin(admin.ModelAdmin):
             "Reading files",
             {"fields": ("ocr_languages", "describe_images", "vision_model")},
         ),
+        ("Search: embedding model", {"fields": ("embedding_model", "embedding_model_dir")}),
+        (
+            "Search: reranker",
+            {
+                "fields": (
+                    "reranker",
+                    "reranker_dir",
+                    "reranker_connection",
+                    "reranker_model",
+                    "reranker_api",
+                )
+            },
+        ),
     )
 
     def has_add_permission(self, request: HttpRequest) -> bool:

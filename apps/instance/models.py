@@ -4,6 +4,7 @@ their encrypted keys, the model catalogue."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
@@ -121,6 +122,70 @@ class InstanceSettings(models.Model):
         help_text="The hour (0–23, the instance's time zone) the weekly digest runs.",
     )
 
+    # Search. Read by the library at run time (apps.library.index.embeddings,
+    # apps.library.search.rerank); models are loaded from disk, never downloaded.
+    embedding_model = models.CharField(
+        max_length=40,
+        blank=True,
+        choices=[
+            ("all-MiniLM-L6-v2-onnx-int8", "all-MiniLM-L6-v2 (English)"),
+            ("use-multilingual-v3", "Universal Sentence Encoder multilingual v3 (16 languages)"),
+            ("directory", "An ONNX model in the directory below"),
+        ],
+        help_text="The model passages are embedded with. Blank: JARVIS_EMBEDDING_MODEL "
+        "(English MiniLM unless set). Changing it re-embeds every passage in the worker "
+        "(see Jobs); search keeps using the current vectors until the new ones are ready.",
+    )
+    embedding_model_dir = models.CharField(
+        "embedding model directory",
+        max_length=500,
+        blank=True,
+        help_text="Absolute path on the server to a sentence-transformers ONNX export "
+        "(model.onnx, tokenizer.json, config.json, special_tokens_map.json, "
+        "tokenizer_config.json). Only used with “An ONNX model in the directory below”.",
+    )
+    reranker = models.CharField(
+        max_length=12,
+        blank=True,
+        choices=[
+            ("", "Off"),
+            ("directory", "A cross-encoder in the directory below (runs here)"),
+            ("endpoint", "A /rerank endpoint of the connection below"),
+        ],
+        help_text="Re-orders the top 30 passages of every search with a cross-encoder. "
+        "Off unless chosen.",
+    )
+    reranker_dir = models.CharField(
+        "reranker directory",
+        max_length=500,
+        blank=True,
+        help_text="Absolute path to a cross-encoder ONNX export (model.onnx, tokenizer.json, "
+        "config.json, special_tokens_map.json, tokenizer_config.json), e.g. "
+        "ms-marco-MiniLM-L-6-v2.",
+    )
+    reranker_connection = models.ForeignKey(
+        "instance.Connection",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Where the /rerank endpoint is (its base URL, key, local or cloud). A cloud "
+        "reranker only ever receives passages from cloud-allowed collections.",
+    )
+    reranker_model = models.CharField(
+        max_length=200, blank=True, help_text="The model id the endpoint expects, if any."
+    )
+    reranker_api = models.CharField(
+        "reranker API",
+        max_length=10,
+        default="jina",
+        blank=True,  # blank: the jina shape
+        choices=[
+            ("jina", "POST /rerank {query, documents} (llama.cpp, vLLM, Infinity, Jina, Cohere)"),
+            ("tei", "POST /rerank {query, texts} (Hugging Face text-embeddings-inference)"),
+        ],
+    )
+
     class Meta:
         verbose_name = "instance settings"
         verbose_name_plural = "instance settings"
@@ -131,6 +196,43 @@ class InstanceSettings(models.Model):
     def save(self, *args, **kwargs) -> None:
         self.pk = 1
         super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        errors = {}
+        if self.embedding_model == "directory":
+            problem = model_directory_problem(self.embedding_model_dir)
+            if problem:
+                errors["embedding_model_dir"] = problem
+        if self.reranker == "directory":
+            problem = model_directory_problem(self.reranker_dir)
+            if problem:
+                errors["reranker_dir"] = problem
+        if self.reranker == "endpoint" and self.reranker_connection_id is None:
+            errors["reranker_connection"] = "Choose the connection whose /rerank endpoint to use."
+        if errors:
+            raise ValidationError(errors)
+
+
+MODEL_DIRECTORY_FILES = (
+    "model.onnx",
+    "tokenizer.json",
+    "config.json",
+    "special_tokens_map.json",
+    "tokenizer_config.json",
+)
+
+
+def model_directory_problem(path: str) -> str:
+    """What is wrong with a model directory an admin named ("" when nothing)."""
+    folder = Path(path.strip()) if path.strip() else None
+    if folder is None or not folder.is_absolute():
+        return "Give the absolute path of the model's directory on this server."
+    if not folder.is_dir():
+        return f"{folder} is not a directory this server can read."
+    missing = [name for name in MODEL_DIRECTORY_FILES if not (folder / name).is_file()]
+    if missing:
+        return f"{folder} has no {', '.join(missing)}."
+    return ""
 
 
 def validate_base_url(value: str) -> None:

@@ -4,6 +4,7 @@ from django import forms
 from django.contrib.auth.models import Group
 
 from apps.accounts.models import User
+from apps.core.fields import ModelIdsField
 from apps.instance.models import validate_ocr_languages
 from apps.library.ingest.parsing.ocr import installed_languages, split_languages
 from apps.library.models import Source
@@ -15,7 +16,7 @@ def _split_dirs(value: str) -> list[str]:
 
 class CollectionForm(forms.Form):
     sharing = forms.ChoiceField(choices=Source.Sharing.choices)
-    groups = forms.ModelMultipleChoiceField(
+    groups = ModelIdsField(
         queryset=Group.objects.order_by("name"), required=False, widget=forms.CheckboxSelectMultiple
     )
     cloud = forms.ChoiceField(choices=Source.Cloud.choices, label="Cloud models")

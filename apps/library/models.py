@@ -127,6 +127,9 @@ class Document(models.Model):
     family = models.CharField(max_length=600, blank=True, db_index=True)
     version_rank = models.FloatField(default=0)
     is_latest = models.BooleanField(default=True)
+    # 0 for the oldest version of its family, counting up (failed versions
+    # included): the newest version a person may see is the highest they can read.
+    family_position = models.PositiveIntegerField(default=0)
     in_private_dir = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     error = models.TextField(blank=True)
@@ -161,6 +164,13 @@ class Document(models.Model):
             models.Index(fields=["source", "path"]),
             models.Index(fields=["-effective_date", "-id"]),
             models.Index(fields=["status"]),
+            # Only documents with record fields: the record leg reads their
+            # values on every search (apps.library.search.records).
+            models.Index(
+                fields=["source", "in_private_dir"],
+                condition=~models.Q(category="", record_status="", entity=""),
+                name="library_doc_records",
+            ),
         ]
         ordering = ["source_id", "path"]
 

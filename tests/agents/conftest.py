@@ -9,6 +9,7 @@ key changes underneath them.
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import replace
 
 import pytest
@@ -20,6 +21,16 @@ from apps.agents import services, ssh
 # The chat fixtures: a fake OpenAI-compatible server as a local model.
 from tests.chats.conftest import llm, local_model  # noqa: F401
 from tests.fakes.sshd import FakeSSHD
+
+
+@pytest.fixture(autouse=True)
+def _remote_umask():
+    """Files these tests write into the SSH account's home stand for files on
+    another machine, made with its usual umask, not the 077 every Jarvis
+    process sets (jarvis_site.settings)."""
+    previous = os.umask(0o022)
+    yield
+    os.umask(previous)
 
 
 @pytest.fixture(scope="session")

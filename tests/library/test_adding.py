@@ -404,9 +404,7 @@ class TestKbSchemaAndDoctor:
         call_command("kb", "doctor", stdout=healthy)
         assert "the library is healthy" in healthy.getvalue()
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"INSERT INTO {FTS_TABLE}(rowid, text, context) VALUES (999999, 'ghost', '')"
-            )
+            cursor.execute(f"INSERT INTO {FTS_TABLE}(rowid, text) VALUES (999999, 'ghost')")
         Document.objects.filter(path="a.md").update(status="parsing")
         Document.objects.filter(path="a.md").update(updated_at=timezone.now() - timedelta(hours=2))
         report = StringIO()

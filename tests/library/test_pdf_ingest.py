@@ -253,8 +253,9 @@ def test_add_file_puts_a_pdf_in_the_owners_uploads_and_leaves_the_original_alone
     owner, tmp_path, settings, embedder
 ):
     settings.UPLOADS_DIR = tmp_path / "uploads"
-    original = tmp_path / "downloads" / "field-notes.pdf"
-    original.parent.mkdir()
+    settings.VAULTS_ROOT = tmp_path / "vaults"  # kb add reads local files from there only
+    original = tmp_path / "vaults" / "downloads" / "field-notes.pdf"
+    original.parent.mkdir(parents=True)
     data = annotated_report()
     original.write_bytes(data)
     os.utime(original, (1_600_000_000, 1_600_000_000))

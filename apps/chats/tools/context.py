@@ -151,5 +151,8 @@ def passage_from_result(result: Result, user) -> Passage:
     `search(user=user, …)` or names a document `user` may read."""
     newer = ""
     if not result.is_latest:
-        newer = newer_version_label(visible_to(user).get(pk=result.document_id), user)
+        # search() names the newer version itself; a result from elsewhere may not.
+        newer = result.superseded_by or newer_version_label(
+            visible_to(user).get(pk=result.document_id), user
+        )
     return Passage(result=result, superseded_by=newer)

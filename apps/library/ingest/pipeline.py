@@ -19,7 +19,6 @@ from django.utils import timezone
 
 from apps.library.index import tables
 from apps.library.index.embeddings import Embedder
-from apps.library.ingest.naming import date_from_filename
 from apps.library.ingest.parsing.epub import extract_epub
 from apps.library.ingest.parsing.html import parse_html
 from apps.library.ingest.parsing.images import extract_image
@@ -39,6 +38,7 @@ from apps.library.ingest.parsing.types import (
 from apps.library.ingest.parsing.word import extract_docx
 from apps.library.ingest.walk import under
 from apps.library.models import Chunk, Document, DocumentTag, Source
+from apps.library.naming import date_from_filename
 
 logger = logging.getLogger(__name__)
 

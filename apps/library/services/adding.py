@@ -10,6 +10,7 @@ have) stores nothing.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
+from apps.core.datapaths import is_jarvis_data, vaults_root
 from apps.core.errors import JarvisError, Refused
 from apps.core.fetch import FetchError, fetch
 from apps.library.index import tables
@@ -224,12 +226,39 @@ def paper_ingest_options(meta: arxiv.PaperMeta) -> dict:
     return options
 
 
+def local_file_check(path: Path) -> Path:
+    """The file `kb add PATH` may read, resolved: one under the vaults root
+    (symlinks followed first, so a link cannot lead out), and never one of
+    Jarvis's own (its keys, database, uploads, drafts), whoever asks. Whoever
+    runs the command can read those files; the people who then search the
+    collection it lands in, or the cloud model it is allowed to reach, must not."""
+    resolved = Path(path).expanduser().resolve()
+    if is_jarvis_data(resolved):
+        raise Refused(
+            f"{path} is part of Jarvis's own data ({settings.DATA_DIR}); "
+            "its files are never added to a library"
+        )
+    root = vaults_root()
+    if not resolved.is_relative_to(root):
+        raise Refused(
+            f"{path} is outside the vaults root {root} (JARVIS_VAULTS_ROOT); "
+            "kb add reads local files only from there"
+        )
+    if not resolved.is_file():
+        raise Refused(f"{path} is not a file")
+    return resolved
+
+
 def file_add(*, owner, path: Path, embedder: Embedder | None = None) -> Document:
     """Add one local file to the owner's uploads and index it now (`kb add PATH`).
     The same checks as a browser upload; the original is only read."""
     path = Path(path)
+    resolved = local_file_check(path)
     try:
-        data = path.read_bytes()
+        # O_NOFOLLOW: the checked path's last step cannot have become a link since.
+        fd = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read()
     except OSError as exc:
         raise Refused(f"{path}: cannot read ({exc.strerror})") from None
     tables.require_matching_model()

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.core.errors import Refused
-from apps.library.index import tables
+from apps.library.index import fts, tables
 from apps.library.index.embeddings import Embedder, get_embedder
 from apps.library.ingest.parsing.types import UnreadableDocument
 from apps.library.ingest.pipeline import (
@@ -154,7 +154,9 @@ def document_metadata_update(
         setattr(document, field, value)
     document.edited = sorted(edited)
     # Last write wins: two tabs saving in turn both succeed, the later one shows.
-    document.save(update_fields=[*values, "edited", "updated_at"])
+    with transaction.atomic():
+        document.save(update_fields=[*values, "edited", "updated_at"])
+        fts.refresh_document(document)  # the title is a keyword column
     return document
 
 

@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from apps.accounts.permissions import MANAGE_FOLDER_SOURCES
+from apps.core.datapaths import holds_jarvis_data
 from apps.core.errors import AlreadyExists, Refused
 from apps.instance.models import validate_ocr_languages
 from apps.library.index import tables
@@ -47,6 +48,10 @@ def resolve_vault_path(path: str) -> Path:
     resolved = candidate.resolve()
     if not resolved.is_relative_to(root):
         raise Refused(f"{path} is outside the vaults root {root} (JARVIS_VAULTS_ROOT)")
+    if holds_jarvis_data(resolved):
+        raise Refused(
+            f"{path} holds Jarvis's own data ({settings.DATA_DIR}); register a folder that does not"
+        )
     check_folder(resolved)
     return resolved
 

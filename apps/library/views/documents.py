@@ -6,6 +6,7 @@ import io
 import mimetypes
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 import pymupdf
 from django.contrib import messages
@@ -49,13 +50,19 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
             annotations[chunk.page or 0].append(chunk)
     body = [c for c in chunks if not c.annotation]
     versions = family_of(request.user, document)
+    timeline = _timeline(document.source.name, versions)
     context = {
         "document": document,
+        # Latest for this person: the newest version they may see (a newer one
+        # in its owner's private folder does not exist for them).
+        "is_current": document.status != Document.Status.READY
+        or not versions
+        or versions[-1].pk == document.pk,
         "body": body,
         "pages": _pages_with_ocr(document, body),
         "figures": [c for c in chunks if c.annotation in FIGURE_KINDS],
         "annotations": sorted(annotations.items()),
-        "versions": _timeline(versions),
+        "versions": timeline,
         "paths": sorted(document.files.values_list("path", flat=True)),
         "tags": sorted(document.tag_rows.values_list("tag", flat=True)),
         "is_owner": _is_owner(request, document),
@@ -66,12 +73,22 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, context)
 
 
-def _timeline(versions: list[Document]) -> list[dict]:
-    """Each version with the one that superseded it (the next newer one)."""
+def _timeline(source_name: str, versions: list[Document]) -> list[dict]:
+    """Each version (of those the person may see) with the one that superseded it,
+    and where it moved from when it sits in another folder than the one before."""
     rows = []
     for position, version in enumerate(versions):
         newer = versions[position + 1] if position + 1 < len(versions) else None
-        rows.append({"document": version, "superseded_by": None if version.is_latest else newer})
+        older = versions[position - 1] if position else None
+        moved = None
+        if older is not None and _folder(older.path) != _folder(version.path):
+            moved = {
+                "from": f"{source_name}/{_folder(older.path)}",
+                "to": f"{source_name}/{_folder(version.path)}",
+            }
+        rows.append(
+            {"document": version, "superseded_by": newer, "current": newer is None, "moved": moved}
+        )
     return rows
 
 
@@ -100,6 +117,11 @@ def _pages_with_ocr(document: Document, body: list[Chunk]) -> list[_Page]:
     for number in recognised:
         pages.setdefault(number, _Page(number, True, number in empty))
     return [pages[n] for n in sorted(pages)]
+
+
+def _folder(path: str) -> str:
+    parent = str(PurePosixPath(path).parent)
+    return "" if parent == "." else f"{parent}/"
 
 
 def _preview_pages(document: Document) -> list[int]:

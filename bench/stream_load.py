@@ -58,8 +58,11 @@ Definitions:
   schedule; client loop lag: how late this process's event loop woke up.
   Both should be a few ms, or the figures measure the load generator.
 
-The target (issue): 100 concurrent streams, 0 dropped, p99 added latency
-≤ 50 ms on 2 cores.
+The target (issue 13), on 2 cores: 100 streams started within one second,
+0 dropped, p99 added latency ≤ 50 ms and the send's round trip p99 ≤ 500 ms;
+10 streams p99 ≤ 25 ms. The load average is printed beside the figures: the
+machine is shared, and a run taken with it above the CPU count measures the
+machine rather than daphne.
 
     .venv/bin/python bench/stream_load.py [--clients 100] [--tokens 200] [--rate 50]
         [--ramp 1.0] [--pin]
@@ -616,16 +619,30 @@ def report(figures: Figures, runs: list[Run], extra: dict, args) -> None:
         f" the added-latency floor at {args.rate:g} tokens/s is p99 ≈"
         f" {0.99 * 1000 / args.rate:.1f} ms"
     )
+    before, after = extra["load"]
+    print(
+        "load average (1/5/15 min) before the run "
+        + " ".join(f"{x:.2f}" for x in before)
+        + ", after "
+        + " ".join(f"{x:.2f}" for x in after)
+        + f" on {os.cpu_count()} CPUs: figures taken above ~{os.cpu_count()} measure the machine"
+    )
     for line in figures.errors[:5]:
         print(f"  {line}")
+    # The issue's targets: 0 dropped; per-frame p99 ≤ 50 ms and the send's
+    # round trip p99 ≤ 500 ms with 100 streams; per-frame p99 ≤ 25 ms with 10.
+    frame_limit = 25 if len(runs) <= 10 else 50
     met = (
         figures.dropped == 0
         and figures.lost_tokens == 0
         and figures.added
-        and percentile(figures.added, 99) <= 50
+        and percentile(figures.added, 99) <= frame_limit
+        and sends
+        and percentile(sends, 99) <= 500
     )
     print(
-        f"target (0 dropped, p99 ≤ 50 ms) with {len(runs)} streams: {'met' if met else 'NOT met'}"
+        f"target (0 dropped, per-frame p99 ≤ {frame_limit} ms, send p99 ≤ 500 ms)"
+        f" with {len(runs)} streams: {'met' if met else 'NOT met'}"
     )
 
 
@@ -682,7 +699,9 @@ def main() -> None:
         flush=True,
     )
     try:
+        load_before = os.getloadavg()
         runs, extra = asyncio.run(drive(port, people, cookies, args))
+        extra["load"] = (load_before, os.getloadavg())
     finally:
         daphne.terminate()
         try:

@@ -117,6 +117,27 @@ class Registry:
 REGISTRY = Registry()
 
 
+# How many turns' database work (a send writing its question and reply rows,
+# a reply loading its turn) runs at once in this process. Measured with
+# bench/stream_load.py, 100 sends within a second: unlimited, a hundred
+# threads fought over SQLite's writer lock and the GIL and the send's round
+# trip was p50 2.9-3.4 s; four at a time, p50 1.6-1.7 s (docs/chat.md).
+SETUP_SLOTS = 4
+_slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
+
+
+def setup_slot() -> asyncio.Semaphore:
+    """The running event loop's semaphore (one per loop: a semaphore is bound
+    to the loop it first waits on, and tests run several)."""
+    loop = asyncio.get_running_loop()
+    slot = _slots.get(loop)
+    if slot is None:
+        for old in [key for key in _slots if key.is_closed()]:
+            del _slots[old]
+        slot = _slots[loop] = asyncio.Semaphore(SETUP_SLOTS)
+    return slot
+
+
 def flush(generation: Generation, *, everything: bool = False) -> None:
     """Publish what changed since the last frame to every socket of the chat:
     text appended to the answer or the reasoning while they stream, other

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.chats import history, tree
+from apps.chats.attachments import ATTACHED_IMAGE, attachments_of, mentions_and_blocks
 from apps.chats.models import Chat, Message, PendingAction
 from apps.chats.selectors import busy_message
 from apps.core.errors import Conflict, Refused
@@ -52,6 +53,7 @@ def turn_start(
     model_label: str = "",
     context: str = "",
     after: int | None = None,
+    attachments: list[int] | None = None,
 ) -> tuple[Chat, Message, Message]:
     """Write the person's message and the reply's placeholder. A chat is only
     created here, with its first message (no empty chats). One turn at a time
@@ -59,8 +61,12 @@ def turn_start(
     for the model only (what the person has open), not shown as their words.
     `after` is the reply the person's page ends with, so the conversation goes
     on from what they see (a second tab may show an older branch); by default
-    the chat's leaf."""
+    the chat's leaf. `attachments`: ids of the person's own uploads attached
+    to the message (apps.chats.attachments): mentioned in the turn, images
+    also shown to a vision model; any other id refuses the whole send."""
     text = validate_text(text)
+    attached, images = mentions_and_blocks(attachments_of(user, attachments or []))
+    mentions = [*(mentions or []), *attached]
     with transaction.atomic():
         created = chat is None
         if created:
@@ -70,7 +76,7 @@ def turn_start(
         parent = _current_leaf(chat)
         if after is not None and after != parent and _is_reply_of(chat, after):
             parent = after
-        question, answer = _exchange(chat, parent, text, context, mentions or [])
+        question, answer = _exchange(chat, parent, text, context, mentions, images)
         _leaf_move(chat, answer.pk, grows=parent == chat.leaf_id, new=True)
     if created:
         chats_prune(owner=user)
@@ -98,16 +104,23 @@ def _is_reply_of(chat: Chat, pk: int) -> bool:
 
 
 def _exchange(
-    chat: Chat, parent: int | None, text: str, context: str, mentions: list[dict]
+    chat: Chat,
+    parent: int | None,
+    text: str,
+    context: str,
+    mentions: list[dict],
+    images: list[dict] | None = None,
 ) -> tuple[Message, Message]:
-    """The person's message under `parent` and an empty reply under it."""
+    """The person's message under `parent` and an empty reply under it.
+    `images`: references to attached pictures (expanded when a turn is set up)."""
     model_text = f"{text}\n\n({context})" if context else text
+    blocks = [{"type": "text", "text": model_text}, *(images or [])]
     question = Message.objects.create(
         chat=chat,
         parent_id=parent,
         role=Message.Role.USER,
         text=text,
-        turns=[{"role": "user", "blocks": [{"type": "text", "text": model_text}]}],
+        turns=[{"role": "user", "blocks": blocks}],
         mentions=mentions,
     )
     return question, _placeholder(chat, question.pk)
@@ -183,7 +196,12 @@ def message_edit(*, chat: Chat, message: Message, text: str) -> tuple[Message, M
     with transaction.atomic():
         _lock(chat)
         question, answer = _exchange(
-            chat, message.parent_id, text, _context_of(message), list(message.mentions or [])
+            chat,
+            message.parent_id,
+            text,
+            _context_of(message),
+            list(message.mentions or []),
+            _images_of(message),
         )
         _leaf_move(chat, answer.pk, grows=False, new=True)
     return question, answer
@@ -198,6 +216,16 @@ def _context_of(message: Message) -> str:
     if extra.startswith("\n\n(") and extra.endswith(")"):
         return extra[3:-1]
     return ""
+
+
+def _images_of(message: Message) -> list[dict]:
+    """The attached pictures of `message` (an edit keeps its attachments)."""
+    return [
+        block
+        for turn in message.turns or []
+        for block in turn.get("blocks") or []
+        if block.get("type") == ATTACHED_IMAGE
+    ]
 
 
 def branch_show(*, chat: Chat, message: Message) -> None:

@@ -10,6 +10,7 @@ from datetime import date
 from django.utils import timezone
 
 from apps.chats import tree
+from apps.chats.attachments import expand_images, without_images
 from apps.chats.kinds import prompt_parts
 from apps.chats.models import Chat, Message
 from apps.core.errors import JarvisError
@@ -17,6 +18,7 @@ from apps.instance.prompts import response_style_for
 from apps.instance.prompts import system_prompt as instance_prompt
 from apps.llm import ProviderConfig, provider_config_for
 from apps.llm.selectors import default_model_for, resolve_model
+from apps.llm.transcript import images_of, is_local_only
 
 
 @dataclass
@@ -30,6 +32,9 @@ class TurnSetup:
     cloud: bool
     system: str
     history: list[dict] = field(default_factory=list)
+    # The question as the model gets it (attached pictures read, or named for
+    # a model that cannot see them).
+    question_turns: list[dict] = field(default_factory=list)
     refusal: str = ""  # set when the turn must not run (a private chat on a cloud model…)
 
 
@@ -40,6 +45,12 @@ NOTES_ONLY = (
 OWN_KNOWLEDGE = (
     "Search the notes first. If they do not hold the answer you may add general knowledge, "
     "but call use_own_knowledge first and say which parts are not from the notes."
+)
+
+
+LOCAL_IMAGE = (
+    "The attached picture is local-only (this chat, its collection or its folder keeps it "
+    "off cloud models), so only a local model may see it."
 )
 
 
@@ -75,7 +86,7 @@ def conversation(chat: Chat, *, before: int) -> list[dict]:
             turns.append({"role": "assistant", "blocks": [{"type": "text", "text": message.text}]})
             continue
         turns.extend(message.turns)
-    return _balanced(turns)
+    return _balanced(without_images(turns))
 
 
 def after_summary(chat: Chat, path: list[Message]) -> list[Message]:
@@ -128,6 +139,13 @@ def load(answer_id: int) -> TurnSetup:
         return setup
     setup.config = config
     setup.history = conversation(chat, before=question.pk if question else answer.pk)
+    if question is not None:
+        setup.question_turns = expand_images(
+            question.turns, chat=chat, vision=bool(model.supports_vision)
+        )
+        if setup.cloud and any(is_local_only(b) for b in images_of(setup.question_turns)):
+            # apps.llm.stream_chat would refuse it too; this says why in words.
+            setup.refusal = LOCAL_IMAGE
     return setup
 
 

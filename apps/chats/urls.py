@@ -9,6 +9,7 @@ urlpatterns = [
     path("send/", views.send_new, name="send_new"),
     path("search/", views.search, name="search"),
     path("mentions/", views.mentions, name="mentions"),
+    path("attach/", views.attach, name="attach"),
     path("action/<id:pk>/", views.action, name="action"),
     path("approval/<id:pk>/", views.approval, name="approval"),
     path("<id:pk>/", views.detail, name="detail"),

@@ -16,17 +16,17 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from apps.chats import approvals, frames, services
+from apps.chats import approvals, attachments, frames, services
 from apps.chats.export import chat_markdown, export_filename
 from apps.chats.history import search_chats
-from apps.chats.live import REGISTRY
+from apps.chats.live import REGISTRY, setup_slot
 from apps.chats.models import Chat, Message, PendingAction
 from apps.chats.pages import chat_page_context, conversation_context
 from apps.chats.reply import Reply
 from apps.chats.runner import reply_resume, reply_start
 from apps.chats.selectors import approval_card_for, chats_of, get_chat_for
 from apps.core.errors import Conflict, JarvisError
-from apps.core.ids import parse_id
+from apps.core.ids import parse_id, parse_ids
 from apps.core.middleware import csp_allow_inline_styles
 from apps.library.selectors import sources_visible_to, visible_to
 
@@ -104,6 +104,9 @@ def _start(user, chat: Chat | None, request: HttpRequest, context: str, on_start
         model_label=request.POST.get("model", "").strip(),
         context=context,
         after=_after(request),
+        attachments=parse_ids(
+            request.POST.getlist("attachment"), limit=attachments.MAX_PER_MESSAGE + 1
+        ),
     )
     if on_start is not None:
         on_start(chat)
@@ -124,9 +127,10 @@ async def answer_send(
     one gets the exchange to append. `context` is a line for the model only;
     `on_start(chat)` runs after the turn is written (the editor attaches the chat)."""
     try:
-        started, question, answer = await sync_to_async(_start)(
-            user, chat, request, context, on_start
-        )
+        async with setup_slot():
+            started, question, answer = await sync_to_async(_start)(
+                user, chat, request, context, on_start
+            )
     except Conflict as exc:
         return HttpResponse(_error(str(exc)), status=409)
     except JarvisError as exc:
@@ -151,6 +155,36 @@ def _exchange_html(request, user, chat: Chat, question: Message, answer: Message
     return render_to_string(
         "chats/_exchange.html", {"question": question, "reply": reply}, request=request
     )
+
+
+@login_required
+@require_POST
+def attach(request: HttpRequest) -> HttpResponse:
+    """Files attached in the composer: each kept in the person's uploads (or
+    refused with its reason); the answer is a chip per file for the composer
+    (a hidden `attachment` input each) that the send then carries."""
+    files = request.FILES.getlist("files")
+    if not files:
+        return _attach_error(request, "Choose a file to attach.")
+    if len(files) > attachments.MAX_PER_MESSAGE:
+        return _attach_error(
+            request, f"Attach at most {attachments.MAX_PER_MESSAGE} files to one message."
+        )
+    results = []
+    for uploaded in files:
+        problem = attachments.too_large(uploaded.size)  # before reading it into memory
+        if problem:
+            results.append(attachments.Attached(name=uploaded.name, error=problem))
+            continue
+        results.append(
+            attachments.attachment_add(user=request.user, name=uploaded.name, data=uploaded.read())
+        )
+    status = 200 if any(r.document is not None for r in results) else 400
+    return render(request, "chats/_attachments.html", {"results": results}, status=status)
+
+
+def _attach_error(request: HttpRequest, message: str) -> HttpResponse:
+    return render(request, "chats/_attachments.html", {"error": message}, status=400)
 
 
 @login_required

@@ -46,6 +46,8 @@
     if (event.detail.elt === form && event.detail.successful) {
       form.querySelector("textarea").value = "";
       form.querySelector("[data-mention-chips]").innerHTML = "";
+      var attached = form.querySelector("[data-attachment-chips]");
+      if (attached) attached.innerHTML = "";
       document.getElementById("composer-error").innerHTML = "";
     }
   });
@@ -157,6 +159,56 @@
     text.addEventListener("keydown", function (event) { if (event.key === "Escape") close(); });
   }
 
+  // Attachments: the paperclip or a drop on the composer uploads the files
+  // at once (into the person's uploads); each comes back as a chip holding a
+  // hidden `attachment` input that the send carries, or as its refusal.
+  function attachments() {
+    var form = composer();
+    var input = form && form.querySelector("[data-attach-input]");
+    if (!input) return;
+    var chips = form.querySelector("[data-attachment-chips]");
+    var url = input.getAttribute("data-attach-url");
+    function upload(files) {
+      if (!files || !files.length) return;
+      var body = new FormData();
+      Array.prototype.forEach.call(files, function (file) { body.append("files", file); });
+      body.append("csrfmiddlewaretoken", form.querySelector("[name=csrfmiddlewaretoken]").value);
+      var note = document.createElement("p");
+      note.className = "small muted"; note.textContent = "Attaching " + files.length + " file(s)…";
+      chips.querySelectorAll(".attach-error").forEach(function (old) { old.remove(); });
+      chips.appendChild(note);
+      fetch(url, { method: "POST", body: body, credentials: "same-origin" })
+        .then(function (response) {
+          if (response.status === 403) throw new Error("Your session has expired: reload the page and attach again.");
+          return response.text();
+        })
+        .then(function (html) {
+          note.remove();
+          chips.insertAdjacentHTML("beforeend", html);
+        })
+        .catch(function (error) {
+          note.className = "attach-error small"; note.setAttribute("role", "alert");
+          note.textContent = error.message && error.message.indexOf("session") >= 0
+            ? error.message : "The files could not be attached: check your connection and try again.";
+        });
+    }
+    input.addEventListener("change", function () { upload(input.files); input.value = ""; });
+    chips.addEventListener("click", function (event) {
+      if (event.target.hasAttribute("data-attachment-remove")) event.target.closest(".chip").remove();
+    });
+    form.addEventListener("dragover", function (event) {
+      if (event.dataTransfer && Array.prototype.indexOf.call(event.dataTransfer.types, "Files") >= 0) {
+        event.preventDefault(); form.classList.add("composer--drop");
+      }
+    });
+    form.addEventListener("dragleave", function () { form.classList.remove("composer--drop"); });
+    form.addEventListener("drop", function (event) {
+      if (!event.dataTransfer || !event.dataTransfer.files.length) return;
+      event.preventDefault(); form.classList.remove("composer--drop");
+      upload(event.dataTransfer.files);
+    });
+  }
+
   // A socket frame can arrive before the reply it updates is on this page (the
   // send's response and the socket race): skip blocks whose element is not
   // there yet instead of failing the swap; later frames carry the blocks again.
@@ -231,6 +283,6 @@
   });
 
   document.addEventListener("DOMContentLoaded", function () {
-    frames(); follow(); mentions(); regenerateModels(document);
+    frames(); follow(); mentions(); attachments(); regenerateModels(document);
   });
 })();

@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import json
 import struct
+import threading
+import time
 import zlib
 
 import pytest
@@ -22,7 +24,8 @@ from apps.chats.runner import reply_start
 from apps.chats.setup import LOCAL_IMAGE
 from apps.core.errors import Refused
 from apps.library.models import Document, Source
-from apps.library.services.adding import uploads_source
+from apps.library.services.adding import upload_add, uploads_source
+from apps.library.services.documents import document_ingest
 from apps.llm import ProviderError, provider_config_for, stream_chat
 from tests.fakes.llm import Reply
 
@@ -149,6 +152,29 @@ def test_the_turn_mentions_the_attachment_and_its_search_finds_it(owner, local_m
     # The page shows the attachment on the person's message, linking to it.
     page = client_for(owner).get(f"/chat/{chat.pk}/").content.decode()
     assert f'href="/library/doc/{document.pk}/"' in page
+
+
+def test_the_reply_waits_for_an_attachment_still_being_indexed(owner, local_model, llm):
+    """The worker may not have read the file yet when the question is sent:
+    the reply says so and waits, and the search then finds the file."""
+    document = upload_add(owner=owner, name="bike-lock.md", data=NOTE.encode()).document
+    assert document.status == Document.Status.PENDING  # nothing indexed yet
+
+    def worker():  # the Huey worker, late
+        time.sleep(1.5)
+        document_ingest(document=Document.objects.get(pk=document.pk))
+
+    llm.queue(
+        Reply(tool_calls=[("search_notes", json.dumps({"query": "bike lock combination"}))]),
+        Reply(text="The blue lock opens with 4-7-1-9 [1]."),
+    )
+    thread = threading.Thread(target=worker)
+    thread.start()
+    _, _, answer = run(owner, "What is the lock's code?", attachments=[document.pk])
+    thread.join()
+    assert answer.status == Message.Status.DONE
+    assert [c["document_id"] for c in answer.citations] == [document.pk]
+    assert "4-7-1-9" in json.dumps(llm.chat_requests[1].json["messages"])
 
 
 def test_someone_elses_upload_refuses_the_send_and_writes_nothing(owner, member, local_model):

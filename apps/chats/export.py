@@ -45,7 +45,9 @@ def chat_markdown(chat: Chat) -> str:
     parts = [f"# {_one_line(title)}", f"Exported from Jarvis on {exported}."]
     for message in messages:
         if message.role == Message.Role.USER:
-            parts.append(f"## You\n\n{message.text.strip()}")
+            attached = [m.get("label", "") for m in message.mentions or [] if m.get("attachment")]
+            line = f"\n\nAttached: {', '.join(_one_line(a) for a in attached)}" if attached else ""
+            parts.append(f"## You\n\n{message.text.strip()}{line}")
             continue
         head = "## Jarvis" + (f" ({message.model_label})" if message.model_label else "")
         body = reply_markdown(message.text, message.citations) or "*(no answer)*"

@@ -149,9 +149,12 @@ def test_the_turn_mentions_the_attachment_and_its_search_finds_it(owner, local_m
     assert [c["document_id"] for c in answer.citations] == [document.pk]
     assert "4-7-1-9" in json.dumps(llm.chat_requests[1].json["messages"])
 
-    # The page shows the attachment on the person's message, linking to it.
+    # The page shows the attachment on the person's message, linking to it,
+    # and the export names it under the question.
     page = client_for(owner).get(f"/chat/{chat.pk}/").content.decode()
     assert f'href="/library/doc/{document.pk}/"' in page
+    exported = client_for(owner).get(f"/chat/{chat.pk}/export/").content.decode()
+    assert "## You\n\nWhat is the code of this lock?\n\nAttached: Bike lock" in exported
 
 
 def test_the_reply_waits_for_an_attachment_still_being_indexed(owner, local_model, llm):

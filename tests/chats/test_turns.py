@@ -302,9 +302,13 @@ def test_a_streaming_reply_is_saved_as_it_goes_and_a_late_batch_changes_nothing(
         return Message.objects.values("status", "text").get(pk=answer.pk)
 
     async def watch():
+        # The first periodic save of part of the text, however busy the
+        # machine (a fixed sleep caught the reply before it under load).
         generation = reply_start(answer.pk, chat.pk)
-        await asyncio.sleep(1.2)
         during = await sync_to_async(row, thread_sensitive=False)()
+        while not during["text"] and not generation.task.done():
+            await asyncio.sleep(0.05)
+            during = await sync_to_async(row, thread_sensitive=False)()
         await generation.task
         return during
 

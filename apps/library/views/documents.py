@@ -252,5 +252,9 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404
     documents_mark_pending(documents=[document])
     enqueue_ingest(document, user_id=request.user.pk, full=True)
+    if request.htmx:
+        # "Retry" beside a failed file on the Add page: its status starts over in place.
+        document.refresh_from_db()
+        return render(request, "library/_doc_status.html", {"document": document})
     messages.info(request, "Reprocessing: the status below updates by itself.")
     return redirect("library:document", pk=pk)

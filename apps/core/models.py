@@ -1,4 +1,4 @@
-"""JobRun: one recorded run of a background job; Notice: a message shown to one person as a toast."""
+"""JobRun: one recorded run of a background job; Notice: a message for one person (a toast)."""
 
 from __future__ import annotations
 

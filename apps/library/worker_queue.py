@@ -1,11 +1,11 @@
 """Where a pending document stands in the worker's queue, in words a person
 understands: "3rd in line; the worker is reading report.pdf".
 
-The worker is one process taking Huey tasks first in, first out, so the
+The worker takes Huey tasks first in, first out, so the
 documents waiting ahead of this one are the pending ones queued before it
 (documents are numbered as they are added; a reprocessed one keeps its old
 number, so its place is an estimate). What the worker does now is its running
-JobRun. The name of a file being read is said only to someone who may see
+JobRuns (it runs a few side by side). The name of a file being read is said only to someone who may see
 that file; anyone else hears "someone else’s file".
 """
 
@@ -55,10 +55,11 @@ def queue_place_for(user, document: Document) -> QueuePlace:
     ahead = Document.objects.filter(
         status=Document.Status.PENDING, source__kind__in=QUEUED_KINDS, pk__lt=document.pk
     ).count()
-    running = JobRun.objects.filter(outcome=JobRun.Outcome.RUNNING).order_by("-started_at").first()
-    working_on = _describe(user, running) if running else ""
-    stalled = running is None and timezone.now() - document.updated_at > STALLED_AFTER
-    return QueuePlace(position=ahead + 1, working_on=working_on, stalled=stalled)
+    # The worker runs a few jobs side by side (JARVIS_WORKER_THREADS): name each.
+    running = JobRun.objects.filter(outcome=JobRun.Outcome.RUNNING).order_by("started_at")[:3]
+    doing = list(dict.fromkeys(_describe(user, run) for run in running))
+    stalled = not doing and timezone.now() - document.updated_at > STALLED_AFTER
+    return QueuePlace(position=ahead + 1, working_on=" and ".join(doing), stalled=stalled)
 
 
 def _describe(user, run: JobRun) -> str:

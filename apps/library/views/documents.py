@@ -68,6 +68,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "is_owner": _is_owner(request, document),
         "editable": _is_owner(request, document) and document.kind in EDITABLE_KINDS,
         "preview_pages": _preview_pages(document),
+        "pdf_viewer": _shows_as_pdf(document),
     }
     template = "library/document.html#status" if request.htmx else "library/document.html"
     return render(request, template, context)
@@ -122,6 +123,14 @@ def _pages_with_ocr(document: Document, body: list[Chunk]) -> list[_Page]:
 def _folder(path: str) -> str:
     parent = str(PurePosixPath(path).parent)
     return "" if parent == "." else f"{parent}/"
+
+
+def _shows_as_pdf(document: Document) -> bool:
+    """Whether the page shows the original in the PDF viewer (PDF.js, static/js/pdf-viewer.js)."""
+    if document.kind == Document.Kind.PDF:
+        return True
+    # A paper's original is its PDF, unless only its abstract page was kept.
+    return document.kind == Document.Kind.PAPER and document.original.lower().endswith(".pdf")
 
 
 def _preview_pages(document: Document) -> list[int]:

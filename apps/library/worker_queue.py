@@ -5,8 +5,8 @@ The worker takes Huey tasks first in, first out, so the
 documents waiting ahead of this one are the pending ones queued before it
 (documents are numbered as they are added; a reprocessed one keeps its old
 number, so its place is an estimate). What the worker does now is its running
-JobRuns (it runs a few side by side). The name of a file being read is said only to someone who may see
-that file; anyone else hears "someone else’s file".
+JobRuns (it runs a few side by side). The name of a file being read is said
+only to someone who may see that file; anyone else hears "someone else’s file".
 """
 
 from __future__ import annotations

@@ -77,10 +77,12 @@ class NoticeRelay:
     async def leave(self) -> None:
         self.listeners = max(0, self.listeners - 1)
         if self.listeners == 0 and self.task is not None:
-            self.task.cancel()
+            # Forgotten before the await: a page that joins meanwhile (the next
+            # page of a navigation) must start a new task, not keep this one.
+            task, self.task = self.task, None
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self.task
-            self.task = None
+                await task
 
     async def _run(self) -> None:
         layer = get_channel_layer()

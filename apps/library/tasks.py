@@ -77,7 +77,9 @@ def _notify_owner(document_id: int) -> None:
     document = Document.objects.select_related("source").filter(pk=document_id).first()
     if document is None or document.status not in (Document.Status.READY, Document.Status.FAILED):
         return
-    name = document.title or document.path
+    # A file by the name it was added under ("report.pdf"); a page or paper by its title.
+    by_title = document.kind in (Document.Kind.WEB, Document.Kind.PAPER)
+    name = (document.title if by_title else "") or document.path.rsplit("/", 1)[-1]
     url = reverse("library:document", args=[document.pk])
     if document.status == Document.Status.READY:
         notice_send(user_id=document.source.owner_id, text=f"{name} is ready to search.", url=url)

@@ -116,7 +116,8 @@ export async function openPdf(container, { url, page } = {}) {
   async function draw() {
     const current = await pdf.getPage(viewer.number);
     const natural = current.getViewport({ scale: 1 });
-    const room = Math.max(200, stage.clientWidth - 2);
+    const padding = parseFloat(getComputedStyle(stage).paddingLeft) * 2 || 0;
+    const room = Math.max(200, stage.clientWidth - padding);
     const scale = viewer.zoom || Math.min(room / natural.width, 3);
     const viewport = current.getViewport({ scale });
     const ratio = window.devicePixelRatio || 1;
@@ -193,16 +194,24 @@ export async function openPdf(container, { url, page } = {}) {
   return viewer;
 }
 
+// Into view below the sticky site header (whose height differs by width).
+function reveal(container) {
+  const header = document.querySelector(".site-header");
+  const below = header && getComputedStyle(header).position !== "static" ? header.offsetHeight : 0;
+  const top = container.getBoundingClientRect().top + window.scrollY - below - 8;
+  window.scrollTo({ top: Math.max(0, top) });
+}
+
 function start(container) {
   const wanted = pageFromAddress();
   openPdf(container, { url: container.dataset.url, page: wanted.page }).then((viewer) => {
-    if (wanted.asked) container.scrollIntoView({ block: "start" });
+    if (wanted.asked) reveal(container);
     // Links to "#page=N" on the page (the highlights list) turn the viewer's page.
     window.addEventListener("hashchange", () => {
       const again = pageFromAddress();
       if (again.asked) {
         viewer.goTo(again.page);
-        container.scrollIntoView({ block: "start" });
+        reveal(container);
       }
     });
   }).catch(() => {});

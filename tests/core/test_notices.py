@@ -11,7 +11,7 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from apps.core.models import Notice
-from apps.core.notices import notice_send
+from apps.core.notices import NoticeRelay, notice_send
 from jarvis_site.asgi import application
 from tests.core.test_websocket import headers_for, signed_in_client
 
@@ -104,3 +104,20 @@ def test_a_page_opened_later_shows_undismissed_notices_but_not_dismissed_ones(ow
     assert "Could not read scan.pdf: it is encrypted" in shown
     assert "toast--error" in shown
     assert "old.pdf" not in shown
+
+
+def test_a_page_that_opens_while_the_last_one_closes_keeps_the_relay_running():
+    # A navigation: the old page's socket leaves as the new page's joins.
+    async def scenario():
+        relay = NoticeRelay()
+        relay.last_id = 0  # as after the first page: no database read needed
+        await relay.join()
+        leaving = asyncio.create_task(relay.leave())
+        await asyncio.sleep(0)  # the old page is stopping the relay's task
+        await relay.join()
+        await leaving
+        running = relay.task is not None and not relay.task.done()
+        await relay.leave()
+        return running
+
+    assert async_to_sync(scenario)()

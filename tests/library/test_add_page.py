@@ -63,7 +63,9 @@ class TestOneWayToUpload:
             HTTP_HX_REQUEST="true",
         )
         html = response.content.decode().strip()
-        assert html.startswith('<li class="add-result" data-testid="add-result" data-name="soup.md"')
+        assert html.startswith(
+            '<li class="add-result" data-testid="add-result" data-name="soup.md"'
+        )
         assert "<html" not in html
 
     def test_an_empty_post_says_to_choose_files_instead_of_failing_silently(self, owner):
@@ -175,7 +177,8 @@ class TestFailedFile:
 
 class TestNoticesWhenIndexed:
     def test_the_owner_hears_that_their_file_is_ready(self, owner, member):
-        document = pending(owner, "soup.md")
+        # Named as they added it, not by the heading inside it.
+        document = pending(owner, "soup.md", "# Leek and potato\n\nBlend it smooth.\n")
         ingest_task(document.pk, user_id=owner.pk, notify=True)
 
         notice = Notice.objects.get()

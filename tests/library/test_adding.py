@@ -86,8 +86,8 @@ class TestUpload:
         html = response.content.decode()
         assert response.status_code == 200
         assert "larger than the 1 MB limit" in html
-        assert "setup.pdf</strong> <span data-testid=\"add-error\">was not added: named .pdf" in html
-        assert "anim.gif</strong> <span data-testid=\"add-error\">was not added:" in html
+        assert 'setup.pdf</strong> <span data-testid="add-error">was not added: named .pdf' in html
+        assert 'anim.gif</strong> <span data-testid="add-error">was not added:' in html
         assert "GIF" in html
         uploads = Document.objects.filter(source__kind="uploads")
         assert {d.path for d in uploads} == {"bread.pdf", "notes.md"}

@@ -28,6 +28,7 @@
     var token = form.querySelector('input[name="csrfmiddlewaretoken"]').value;
     var waiting = [];
     var sending = false;
+    var lastOfBatch = null;
 
     form.querySelector("[data-upload-submit]").hidden = true;
     form.querySelector("[data-upload-hint]").textContent =
@@ -36,7 +37,7 @@
     function problemWith(file) {
       if (file.size === 0) return "it is empty: there is nothing in it to add.";
       if (maxMb && file.size > maxMb * 1024 * 1024) {
-        return "it is " + formatSize(file.size) + ", over the " + maxMb + " MB limit. Split it or make it smaller, then try again.";
+        return "it is larger than the " + maxMb + " MB limit. Split it or make it smaller, then try again.";
       }
       var ext = extensionOf(file.name);
       var imageOk = file.type.indexOf("image/") === 0 && accepted.indexOf("image/*") !== -1;
@@ -67,7 +68,9 @@
       state.className = "small";
       state.setAttribute("data-testid", "upload-state");
       row.append(name, " ", size, bar, state);
-      list.prepend(row);
+      // The newest batch on top (as web pages added beside), in the order chosen.
+      if (lastOfBatch && lastOfBatch.isConnected) lastOfBatch.after(row); else list.prepend(row);
+      lastOfBatch = row;
       return { row: row, bar: bar, state: state, file: file };
     }
 
@@ -148,6 +151,7 @@
     }
 
     function add(files) {
+      lastOfBatch = null;
       Array.prototype.forEach.call(files, function (file) {
         var item = makeRow(file);
         var problem = problemWith(file);

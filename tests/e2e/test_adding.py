@@ -143,7 +143,7 @@ def test_a_waiting_file_says_where_it_is_in_line_and_a_bad_one_is_refused_beside
         return row.inner_text()
 
     assert "it is empty" in refusal("empty.md")
-    assert "over the 1 MB limit" in refusal("huge.txt")
+    assert "larger than the 1 MB limit" in refusal("huge.txt")
     assert ".exe files are not something Jarvis can read" in refusal("tool.exe")
     assert set(Document.objects.filter(source__owner=owner).values_list("path", flat=True)) == {
         "first.md",

@@ -162,6 +162,8 @@
         }
         queue(item);
       });
+      // On a phone the list is below the fold: bring the first new row into view.
+      if (lastOfBatch) list.querySelector('[data-name]').scrollIntoView({ block: "nearest" });
     }
 
     function over(on) { zone.setAttribute("data-over", on ? "1" : "0"); }

@@ -39,11 +39,11 @@
       if (maxMb && file.size > maxMb * 1024 * 1024) {
         return "it is larger than the " + maxMb + " MB limit. Split it or make it smaller, then try again.";
       }
+      // A name without an extension goes to the server, which types files by their bytes.
       var ext = extensionOf(file.name);
       var imageOk = file.type.indexOf("image/") === 0 && accepted.indexOf("image/*") !== -1;
-      if (!imageOk && accepted.indexOf(ext) === -1) {
-        return (ext ? ext + " files are" : "files without an extension are") +
-          " not something Jarvis can read. Save it as PDF, Word, text or one of the types listed above.";
+      if (ext && !imageOk && accepted.indexOf(ext) === -1) {
+        return ext + " files are not something Jarvis can read. Save it as PDF, Word, text or one of the types listed above.";
       }
       return "";
     }

@@ -126,6 +126,8 @@ def test_a_waiting_file_says_where_it_is_in_line_and_a_bad_one_is_refused_beside
             note(tmp_path, "empty.md", ""),
             note(tmp_path, "huge.txt", "x" * (1024 * 1024 + 10)),
             note(tmp_path, "tool.exe", "MZ not a document"),
+            # No extension: the server types it by its bytes (a web page).
+            note(tmp_path, "article", "<!doctype html><title>Jam</title><p>Damson jam.</p>"),
         ],
     )
     second = page.locator("#add-results [data-name='second.md'] [data-testid=queue-place]")
@@ -145,9 +147,11 @@ def test_a_waiting_file_says_where_it_is_in_line_and_a_bad_one_is_refused_beside
     assert "it is empty" in refusal("empty.md")
     assert "larger than the 1 MB limit" in refusal("huge.txt")
     assert ".exe files are not something Jarvis can read" in refusal("tool.exe")
+    page.locator("#add-results [data-name='article'] [data-testid=doc-status]").wait_for()
     assert set(Document.objects.filter(source__owner=owner).values_list("path", flat=True)) == {
         "first.md",
         "second.md",
+        "article",
     }
     screenshot(page, "add-page-waiting")
     page.set_viewport_size(PHONE)

@@ -58,7 +58,8 @@ def attachment_add(*, user, name: str, data: bytes) -> Attached:
     same file attached twice is the same document (nothing stored again)."""
     added = adding.upload_add(owner=user, name=name, data=data)
     if added.document is not None:
-        enqueue_ingest(added.document, user_id=user.pk)
+        # No toast when it is ready: the reply that waits for it says so.
+        enqueue_ingest(added.document, user_id=user.pk, notify=False)
         return Attached(name=added.name, document=added.document)
     if added.existing:
         return Attached(name=added.name, document=added.existing[0], already=True)

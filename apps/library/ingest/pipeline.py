@@ -22,6 +22,7 @@ from apps.library.index.embeddings import Embedder
 from apps.library.ingest.naming import date_from_filename
 from apps.library.ingest.parsing.epub import extract_epub
 from apps.library.ingest.parsing.html import parse_html
+from apps.library.ingest.parsing.limits import ParseLimits, check_input
 from apps.library.ingest.parsing.markdown import parse_markdown, parse_text
 from apps.library.ingest.parsing.pdf import extract_pdf
 from apps.library.ingest.parsing.types import ParsedDocument, UnreadableDocument
@@ -48,8 +49,14 @@ def decode_text(data: bytes) -> str:
         raise UnreadableDocument(f"not valid UTF-8 text (byte {exc.start}); skipped") from exc
 
 
-def parse_bytes(data: bytes, *, kind: str, filename: str, url: str = "") -> ParsedDocument:
-    """Bytes → ParsedDocument, or UnreadableDocument with the reason."""
+def parse_bytes(
+    data: bytes, *, kind: str, filename: str, url: str = "", limits: ParseLimits | None = None
+) -> ParsedDocument:
+    """Bytes → ParsedDocument, or UnreadableDocument with the reason. Runs in
+    the parser's child process (apps.library.sandboxed), never in the worker:
+    call it through apps.library.ingest.isolated. The format caps in `limits`
+    are checked before any parser sees the bytes."""
+    check_input(data, kind=kind, limits=limits or ParseLimits())
     title = humanise(PurePosixPath(filename).stem)
     if kind in ("pdf", "paper"):
         parsed = extract_pdf(data, filename=filename)
@@ -188,6 +195,7 @@ def apply_parsed(
     document.path = path
     document.in_private_dir = under(path, source.private_dirs)
     with transaction.atomic():
+        keep_queue_token(document)
         document.save()
         rows = 1 + _set_tags(document, record.tags)
         rows += tables.replace_chunks(document, prepared)
@@ -219,6 +227,15 @@ def mark_failed(document: Document, *, source: Source, path: str, reason: str) -
     if not document.kind:
         document.kind = Document.Kind.NOTE
     with transaction.atomic():
+        keep_queue_token(document)
         document.save()
         rows = 1 + tables.replace_chunks(document, [])
     return rows
+
+
+def keep_queue_token(document: Document) -> None:
+    # The token moves only by UPDATE (a cancel or a retry from the web); a
+    # whole-row save from a copy loaded earlier must not move it back.
+    if document.pk is not None:
+        current = Document.objects.filter(pk=document.pk).values_list("queue_token", flat=True)
+        document.queue_token = current.first() or 0

@@ -21,5 +21,6 @@ urlpatterns = [
     path("<int:pk>/proposals/<int:proposal_id>/discard/", views.proposal_discard, name="discard"),
     path("<int:pk>/preview/", views.preview, name="preview"),
     path("<int:pk>/build/<str:kind>/", views.build, name="build"),
+    path("<int:pk>/build/<str:kind>/<slug:ticket>/", views.build_status, name="build_status"),
     path("<int:pk>/pdf/<str:kind>/", views.pdf, name="pdf"),
 ]

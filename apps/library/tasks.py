@@ -1,21 +1,40 @@
 """Library work the worker does: ingest what people add, reprocess on request.
 
 Thin: each takes ids, loads, and calls a service. Enqueued with
-transaction.on_commit by the views (see `enqueue`)."""
+transaction.on_commit by the views (see `enqueue_ingest`).
+
+Lanes (apps.library.ingest.isolated): an ingest first runs in the quick lane;
+a file over the quick lane's time or passages is deferred to the long lane,
+which one worker thread at a time may run (`_long_lane`); a long-lane task
+that finds it taken waits in the queue, not on a thread. So with two worker
+threads one is always free for ordinary files.
+"""
 
 from __future__ import annotations
 
+import logging
+import threading
 from dataclasses import dataclass, field
 from datetime import date
 
+from django.conf import settings
 from django.db import transaction
 
-from apps.core.jobs import on_demand_job, periodic_job
+from apps.core.jobs import on_demand_job, on_worker_start, periodic_job
+from apps.core.models import JobRun
 from apps.core.schedules import Every
 from apps.instance.selectors import setting_reader
+from apps.library.ingest.isolated import LONG, QUICK, ParseCancelled, ParseTooSlow
 from apps.library.ingest.sync import SourceUnavailable, SyncReport, source_sync
 from apps.library.models import Document, Source
-from apps.library.services.documents import document_ingest, source_reprocess
+from apps.library.services import queue
+from apps.library.services.documents import document_ingest
+
+logger = logging.getLogger(__name__)
+
+# How long a long-lane task waits in the queue before trying the lane again.
+LANE_RETRY_SECONDS = 5
+_long_lane = threading.BoundedSemaphore(1)
 
 
 class SourcesFailed(Exception):
@@ -23,11 +42,25 @@ class SourcesFailed(Exception):
     job's summary, so the JobRun names each reason."""
 
 
-@on_demand_job(name="library_ingest", title="Index an added document")
+def _ingest_overran(run: JobRun) -> None:
+    """The watchdog failed this run for running too long: fail its document
+    too, which also stops its parse and keeps whatever it had from being written."""
+    document_id = (run.detail or {}).get("document_id")
+    if document_id:
+        queue.documents_fail(
+            ids=[document_id],
+            reason=f"indexing ran longer than {settings.JOB_TIME_LIMIT_MINUTES} minutes, the "
+            "limit (JARVIS_JOB_TIME_LIMIT_MINUTES)",
+        )
+
+
+@on_demand_job(name="library_ingest", title="Index an added document", on_overrun=_ingest_overran)
 def ingest_task(
     document_id: int,
     *,
     run,
+    token: int | None = None,
+    lane: str = QUICK,
     full: bool = False,
     title: str = "",
     authors: str = "",
@@ -38,16 +71,32 @@ def ingest_task(
     document = Document.objects.select_related("source").filter(pk=document_id).first()
     if document is None:
         return f"document {document_id} was removed before it was indexed"
+    if token is not None and document.queue_token != token:
+        return f"“{document.title}”: cancelled or queued again; skipped"
+    if lane == LONG and not _long_lane.acquire(blocking=False):
+        run.defer(delay=LANE_RETRY_SECONDS)
+        return f"“{document.title}” waits for the long lane (another large file is being parsed)"
     override = (date.fromisoformat(published), Document.DateSource.PUBLISHED) if published else None
-    document = document_ingest(
-        document=document,
-        full=full,
-        title=title,
-        authors=authors,
-        doi=doi,
-        date_override=override,
-        replaces=list(replaces),
-    )
+    try:
+        document = document_ingest(
+            document=document,
+            full=full,
+            title=title,
+            authors=authors,
+            doi=doi,
+            date_override=override,
+            replaces=list(replaces),
+            lane=lane,
+            cancelled=queue.cancel_check(document_id, token),
+        )
+    except ParseTooSlow as exc:
+        run.defer(lane=LONG)
+        return f"“{document.title}” is large ({exc}): moved to the long lane"
+    except ParseCancelled:
+        return f"“{document.title}”: cancelled"
+    finally:
+        if lane == LONG:
+            _long_lane.release()
     if document.status == Document.Status.FAILED:
         return f"“{document.title}” failed: {document.error}"
     return f"indexed “{document.title}” ({document.chunks.count()} passages)"
@@ -55,16 +104,74 @@ def ingest_task(
 
 @on_demand_job(name="library_reprocess", title="Reprocess a collection")
 def reprocess_source_task(source_id: int, *, run, mode: str = "full") -> str:
+    """A sync runs here; "full" and "failed" queue one ingest per document,
+    so a collection of large files never holds a worker thread for long."""
     source = Source.objects.filter(pk=source_id).first()
     if source is None:
         return f"collection {source_id} no longer exists"
-    done, failed = source_reprocess(source=source, mode=mode)
-    return f"reprocessed {done} documents of “{source.name}” ({failed} failed)"
+    if mode == "sync":
+        report = source_sync(source=source, defer_slow=True)
+        enqueue_deferred(report.deferred, owner_id=source.owner_id)
+        changed = report.added + report.updated
+        return f"synced “{source.name}”: {changed} changed ({len(report.failed)} failed)"
+    documents = source.documents.all()
+    if mode == "failed":
+        # The page marks them pending while they wait for this job.
+        documents = documents.filter(status__in=[Document.Status.FAILED, Document.Status.PENDING])
+    documents = list(documents.order_by("pk"))
+    for document in documents:
+        enqueue_ingest(document, user_id=source.owner_id, full=mode == "full")
+    return f"queued {len(documents)} documents of “{source.name}” for reprocessing"
 
 
-def enqueue_ingest(document: Document, *, user_id: int, **options) -> None:
-    """Queue indexing once the transaction that created the document commits."""
-    transaction.on_commit(lambda: ingest_task(document.pk, user_id=user_id, **options))
+def enqueue_deferred(document_ids: list[int], *, owner_id: int) -> None:
+    for document in Document.objects.filter(pk__in=document_ids):
+        enqueue_ingest(document, user_id=owner_id, lane=LONG)
+
+
+def enqueue_ingest(
+    document: Document, *, user_id: int | None, lane: str = QUICK, **options
+) -> None:
+    """Queue indexing once the transaction that created the document commits.
+    The document's token moves on (an older task for it will skip), and the
+    run is recorded as queued at once so its owner sees it waiting. People
+    with fewer documents waiting go first: one person's hundred uploads do
+    not hold back another's note."""
+    token = queue.token_bump(document)
+    waiting = JobRun.objects.filter(
+        job=queue.INGEST_JOB, outcome=JobRun.Outcome.QUEUED, user_id=user_id
+    )
+    priority = max(0, 100 - waiting.count()) if lane == QUICK else 0
+    detail = {"document_id": document.pk, "title": document.title[:200]}
+
+    def enqueue() -> None:
+        ingest_task.enqueue(
+            document.pk,
+            user_id=user_id,
+            detail=detail,
+            priority=priority,
+            token=token,
+            lane=lane,
+            **options,
+        )
+
+    transaction.on_commit(enqueue)
+
+
+@on_worker_start
+def recover_documents() -> None:
+    """Documents a stopped worker left pending or parsing are queued again
+    (or failed, the second time the parser died on them)."""
+    requeue, failed = queue.documents_to_recover()
+    for document in requeue:
+        enqueue_ingest(document, user_id=document.source.owner_id)
+    if requeue or failed:
+        logger.warning(
+            "recovered %s documents left half-indexed (%s queued again, %s failed)",
+            len(requeue) + failed,
+            len(requeue),
+            failed,
+        )
 
 
 def enqueue_reprocess(source: Source, *, user_id: int, mode: str) -> None:
@@ -84,10 +191,11 @@ def _sync_kind(kind: str) -> _Scan:
     scan = _Scan()
     for source in Source.objects.filter(kind=kind).order_by("pk"):
         try:
-            report = source_sync(source=source)
+            report = source_sync(source=source, defer_slow=True)
         except SourceUnavailable as exc:
             scan.unavailable.append(f"{source.name}: {exc}")
             continue
+        enqueue_deferred(report.deferred, owner_id=source.owner_id)
         scan.total.merge(report)
         changed = report.added + report.updated + report.removed
         scan.lines.append(f"{source.name}: {changed} changed, {len(report.failed)} failed")

@@ -102,9 +102,12 @@ def _paper_task_options(plan: adding.PaperPlan) -> dict:
 def document_status(request: HttpRequest, pk: int) -> HttpResponse:
     document = get_document_for(request.user, pk)
     on_page = request.GET.get("on_page") == "1"
-    response = render(
-        request, "library/_doc_status.html", {"document": document, "on_page": on_page}
-    )
+    context = {
+        "document": document,
+        "on_page": on_page,
+        "can_control": document.source.owner_id == request.user.pk,
+    }
+    response = render(request, "library/_doc_status.html", context)
     if on_page and document.status in (Document.Status.READY, Document.Status.FAILED):
         # Polling only runs while the document is in flight, so this answer is
         # the moment it finished: reload the page to show its text.

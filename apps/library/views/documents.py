@@ -5,7 +5,7 @@ from __future__ import annotations
 import mimetypes
 from collections import defaultdict
 
-import pymupdf
+from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from apps.core.errors import Refused
 from apps.library.ingest.storage import original_path
 from apps.library.models import Document
+from apps.library.previews import PREVIEW_PAGES, page_png
 from apps.library.selectors import family_of, get_document_for
 from apps.library.services.documents import (
     EDITABLE_KINDS,
@@ -22,10 +23,8 @@ from apps.library.services.documents import (
     document_remove,
     documents_mark_pending,
 )
+from apps.library.services.queue import document_cancel, document_prepare_retry
 from apps.library.tasks import enqueue_ingest
-
-PREVIEW_PAGES = 12
-PREVIEW_ZOOM = 1.3
 
 
 def _is_owner(request: HttpRequest, document: Document) -> bool:
@@ -91,22 +90,33 @@ def original(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_GET
-def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse:
-    """A PDF page as a PNG: a preview with no PDF viewer and no script."""
-    document = get_document_for(request.user, pk)
-    if document.kind not in ("pdf", "paper") or not 1 <= number <= PREVIEW_PAGES:
+async def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse:
+    """A PDF page as a PNG: a preview with no PDF viewer and no script.
+    Async: the render runs in a sandbox child (apps.library.previews) while
+    the event loop serves everyone else."""
+    if not 1 <= number <= PREVIEW_PAGES:
         raise Http404
-    try:
-        with pymupdf.open(original_path(document)) as pdf:
-            if number > pdf.page_count:
-                raise Http404
-            pixmap = pdf[number - 1].get_pixmap(matrix=pymupdf.Matrix(PREVIEW_ZOOM, PREVIEW_ZOOM))
-            png = pixmap.tobytes("png")
-    except (Refused, OSError, RuntimeError):
-        raise Http404("the original file is not available") from None
-    response = HttpResponse(png, content_type="image/png")
+    user = await request.auser()
+    document, pdf = await sync_to_async(_previewable)(user, pk)
+    png = await page_png(content_hash=document.content_hash, pdf=pdf, number=number)
+    if png is None:
+        raise Http404("this page has no preview")
+    response = FileResponse(png.open("rb"), content_type="image/png")
     response["Cache-Control"] = "private, max-age=3600"
     return response
+
+
+def _previewable(user, pk: int):
+    document = get_document_for(user, pk)
+    if document.kind not in ("pdf", "paper"):
+        raise Http404
+    try:
+        pdf = original_path(document)
+    except Refused:
+        raise Http404("the original file is not available") from None
+    if not pdf.is_file():
+        raise Http404("the original file is not available")
+    return document, pdf
 
 
 @login_required
@@ -153,6 +163,51 @@ def remove(request: HttpRequest, pk: int) -> HttpResponse:
     document_remove(user=request.user, document=document)
     messages.success(request, f"“{title}” was removed from the library. No file was touched.")
     return redirect("library:index")
+
+
+def _status_answer(request: HttpRequest, document: Document, message: str) -> HttpResponse:
+    """The Add page and the document page swap in the new status; without
+    JavaScript the form posts and comes back to the document page."""
+    if request.htmx:
+        context = {
+            "document": document,
+            "on_page": request.POST.get("on_page") == "1",
+            "can_control": True,
+        }
+        return render(request, "library/_doc_status.html", context)
+    messages.info(request, message)
+    return redirect("library:document", pk=document.pk)
+
+
+@login_required
+@require_POST
+def cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    document = get_document_for(request.user, pk)
+    if not _is_owner(request, document):
+        raise Http404
+    try:
+        document_cancel(user=request.user, document=document)
+    except Refused as exc:
+        if request.htmx:
+            return _status_answer(request, document, str(exc))
+        messages.error(request, str(exc))
+        return redirect("library:document", pk=pk)
+    return _status_answer(request, document, "Cancelled: nothing of it was indexed.")
+
+
+@login_required
+@require_POST
+def retry(request: HttpRequest, pk: int) -> HttpResponse:
+    document = get_document_for(request.user, pk)
+    if not _is_owner(request, document):
+        raise Http404
+    try:
+        document_prepare_retry(user=request.user, document=document)
+    except Refused as exc:
+        messages.error(request, str(exc))
+        return redirect("library:document", pk=pk)
+    enqueue_ingest(document, user_id=request.user.pk, full=True)
+    return _status_answer(request, document, "Queued again: the status below updates by itself.")
 
 
 @login_required

@@ -36,7 +36,7 @@ def worker_started() -> None:
     others wait on the lock until it is done, so none takes a task before
     recovery has run): close runs a killed worker left "running" and queued
     runs the queue lost, let the apps recover their work (re-queue documents
-    left half-done), start the heartbeat and the sandbox, then queue the jobs
+    left half-done), start the heartbeat and warm the parser sandbox, then queue the jobs
     that also run at start (a sync, the digest catch-up)."""
     global _started
     with _start_lock:
@@ -55,13 +55,18 @@ def worker_started() -> None:
             except Exception:  # one app's recovery failing must not stop the worker
                 logger.exception("worker start hook %s failed", hook.__name__)
         heartbeat_start()
-        try:
-            sandbox_warm_up()
-        except SandboxUnavailable:
-            logger.exception("the parser sandbox did not start; parsing will retry it")
+        # In the background: tasks that parse nothing need not wait for it.
+        threading.Thread(target=_warm_sandbox, name="sandbox-warm-up", daemon=True).start()
         for spec in REGISTRY.values():
             if spec.at_start:
                 run_now(spec.name)
+
+
+def _warm_sandbox() -> None:
+    try:
+        sandbox_warm_up()
+    except SandboxUnavailable:
+        logger.exception("the parser sandbox did not start; the first parse tries again")
 
 
 @HUEY.on_shutdown()

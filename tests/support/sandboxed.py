@@ -14,7 +14,9 @@ from apps.core.sandbox import sandbox_task
 
 @sandbox_task("test.echo")
 def echo(params: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
-    return {"params": params, "pid": os.getpid()}, [blob[::-1] for blob in blobs]
+    return {"params": params, "pid": os.getpid(), "parent": os.getppid()}, [
+        blob[::-1] for blob in blobs
+    ]
 
 
 @sandbox_task("test.sleep")

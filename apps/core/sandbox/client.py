@@ -110,6 +110,15 @@ class _Zygote:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def died(self) -> bool:
+        """Whether the zygote has exited (a moment's grace: its sockets close
+        as it exits, a little before the kernel reports it gone)."""
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
     def stop(self) -> None:
         with contextlib.suppress(OSError):
             self.control.close()
@@ -195,13 +204,16 @@ class _Zygote:
         return _judge(outcome, error, ended, oversized)
 
 
+ZYGOTE_DIED = "the sandbox process stopped"
+
+
 def _judge(outcome: ChildOutcome, error: dict | None, ended: dict | None, oversized: bool):
-    if ended is None:
-        return ChildOutcome(failure="crashed", detail="the sandbox process stopped")
-    if ended.get("cancelled") and not oversized:
-        return ChildOutcome(failure="cancelled")
     if oversized:
         return ChildOutcome(failure="oversized")
+    if ended is None:
+        return ChildOutcome(failure="crashed", detail=ZYGOTE_DIED)
+    if ended.get("cancelled"):
+        return ChildOutcome(failure="cancelled")
     if ended.get("timed_out"):
         return ChildOutcome(failure="timeout")
     if outcome.value is not None and ended.get("exitcode") == 0:
@@ -257,7 +269,7 @@ def run_in_child(
     for attempt in (1, 2):
         zygote = _current()
         try:
-            return zygote.run(
+            outcome = zygote.run(
                 task,
                 params=params,
                 blobs=blobs,
@@ -266,13 +278,21 @@ def run_in_child(
                 max_result_bytes=max_result_bytes,
             )
         except _SendFailed as exc:
-            # The zygote went away between requests: start a new one, once.
-            logger.warning("sandbox request failed (%s); restarting the sandbox", exc)
-            with _lock:
-                global _zygote
-                if _zygote is zygote:
-                    zygote.stop()
-                    _zygote = None
-            if attempt == 2:
-                raise SandboxUnavailable(str(exc)) from exc
+            outcome = ChildOutcome(failure="crashed", detail=str(exc))
+        if outcome.failure != "crashed" or not zygote.died():
+            return outcome
+        # The zygote itself went away (killed, out of memory), taking the child
+        # with it: that says nothing about the task. Start a new one, once.
+        logger.warning("the sandbox process stopped; starting a new one")
+        _forget(zygote)
+        if attempt == 2:
+            raise SandboxUnavailable("the sandbox process keeps stopping")
     raise AssertionError("unreachable")
+
+
+def _forget(zygote: _Zygote) -> None:
+    global _zygote
+    with _lock:
+        if _zygote is zygote:
+            zygote.stop()
+            _zygote = None

@@ -83,6 +83,8 @@ class Zygote:
     def __init__(self, control: socket.socket) -> None:
         self.control = control
         self.children: dict[int, _Child] = {}  # by pid
+        # Exit reports a full socket would not take yet: (socket, frame, give up at).
+        self.unsent: list[tuple[socket.socket, bytes, float]] = []
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
         signal.set_wakeup_fd(self.wake_w)
@@ -94,10 +96,16 @@ class Zygote:
             if self.children:
                 nearest = min(c.deadline for c in self.children.values())
                 timeout = max(0.0, nearest - time.monotonic())
+            if self.unsent:
+                timeout = min(timeout if timeout is not None else 1.0, 1.0)
+            waiting = [sock for sock, _frame, _until in self.unsent]
             try:
-                readable, _, _ = select.select([self.control, self.wake_r], [], [], timeout)
+                readable, writable, _ = select.select(
+                    [self.control, self.wake_r], waiting, [], timeout
+                )
             except InterruptedError:
-                readable = []
+                readable, writable = [], []
+            self._send_unsent(writable)
             if self.wake_r in readable:
                 with contextlib.suppress(BlockingIOError):
                     os.read(self.wake_r, 4096)
@@ -166,10 +174,33 @@ class Zygote:
             "timed_out": child.timed_out,
             "cancelled": child.cancelled,
         }
-        # MSG_DONTWAIT: a parent that stopped reading must never stall the zygote.
-        with contextlib.suppress(OSError):
-            child.result.send(protocol.json_frame(protocol.EXIT, ended), socket.MSG_DONTWAIT)
-        child.result.close()
+        frame = protocol.json_frame(protocol.EXIT, ended)
+        self.unsent.append((child.result, frame, time.monotonic() + 60))
+        self._send_unsent([child.result])
+
+    def _send_unsent(self, writable: list) -> None:
+        """Deliver exit reports. Never blocking (a parent that stopped reading
+        must not stall the zygote): a report that does not fit waits until its
+        socket is writable, and is dropped after a minute."""
+        keep = []
+        for sock, frame, until in self.unsent:
+            if sock in writable:
+                try:
+                    sent = sock.send(frame, socket.MSG_DONTWAIT)
+                except BlockingIOError:
+                    sent = 0
+                except OSError:
+                    sock.close()
+                    continue
+                frame = frame[sent:]
+                if not frame:
+                    sock.close()
+                    continue
+            if time.monotonic() > until:
+                sock.close()
+                continue
+            keep.append((sock, frame, until))
+        self.unsent = keep
 
 
 def _child_main(request_fd: int, result_fd: int) -> None:

@@ -59,7 +59,7 @@ def pdf_with_pages(pages: int, text: str = "Page of a very long report.") -> byt
     pages one by one is quadratic in MuPDF and takes minutes at 10,000)."""
     doc = pymupdf.open()
     page = doc.new_page()
-    page.insert_text((72, 72), text)
+    page.insert_text((72, 72), text, fontsize=9)
     first = page.xref
     tree = int(doc.xref_get_key(first, "Parent")[1].split()[0])
     template = doc.xref_object(first, compressed=True)

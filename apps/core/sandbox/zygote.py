@@ -63,7 +63,10 @@ def main() -> None:
     for name in modules:
         importlib.import_module(name)
     control = socket.socket(fileno=control_fd)
-    control.sendall(b"ready")
+    try:
+        control.sendall(b"ready")
+    except OSError:
+        return  # the parent stopped while this one started: nothing to serve
     Zygote(control).serve()
 
 
@@ -212,11 +215,7 @@ def _child_main(request_fd: int, result_fd: int) -> None:
         _close_all_but(request_fd, result_fd)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # subprocesses a task runs are waited for
         result = socket.socket(fileno=result_fd)
-        with os.fdopen(request_fd, "rb") as handle:
-            header = protocol.read_request_header(handle)
-            _apply_limits(header["limits"])
-            blobs = protocol.read_blobs(handle, header["blob_sizes"])
-        _run(header, blobs, result)
+        _run(request_fd, result)
     except BaseException:  # the child reports what it can; it must never fall back into the zygote
         code = 70
         with contextlib.suppress(BaseException):
@@ -224,13 +223,17 @@ def _child_main(request_fd: int, result_fd: int) -> None:
     os._exit(code)
 
 
-def _run(header: dict, blobs: list[bytes], result: socket.socket) -> None:
+def _run(request_fd: int, result: socket.socket) -> None:
     from apps.core.sandbox.tasks import TASKS
 
     try:
+        with os.fdopen(request_fd, "rb") as handle:
+            header = protocol.read_request_header(handle)
+            _apply_limits(header["limits"])
+            blobs = protocol.read_blobs(handle, header["blob_sizes"])
         value, out_blobs = TASKS[header["task"]](header["params"], blobs)
     except MemoryError:
-        del blobs[:]
+        blobs = None  # let go of what there is, to have room to answer
         result.sendall(protocol.json_frame(protocol.ERROR, {"kind": "memory"}))
         return
     except Exception as exc:  # reported to the parent, which decides what it means

@@ -120,8 +120,10 @@ def previews_release(content_hash: str) -> None:
     """Forget the cached pages of bytes no document holds any more."""
     if not content_hash or Document.objects.filter(content_hash=content_hash).exists():
         return
-    with contextlib.suppress(FileNotFoundError):
-        shutil.rmtree(cache_folder(content_hash))
+    folder = cache_folder(content_hash)
+    if folder.is_dir():
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(folder)
 
 
 def release_after_commit(content_hash: str) -> None:

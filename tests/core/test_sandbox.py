@@ -52,6 +52,31 @@ def test_a_child_past_its_memory_limit_gets_no_more_memory():
     assert within.ok and within.value["allocated"] == 20 * 1024 * 1024
 
 
+def test_a_stopped_child_takes_the_programs_it_started_with_it(tmp_path):
+    """An OCR engine the parser runs must not outlive a parse past its limit."""
+    marker = tmp_path / "pid"
+    script = f"echo $$ > {marker}; exec sleep 60"
+    outcome = run_in_child(
+        "test.run_program",
+        params={"argv": ["sh", "-c", script]},
+        limits=ChildLimits(2, cpu_seconds=10, memory_mb=200),
+    )
+    assert outcome.failure == "timeout"
+    program = int(marker.read_text())
+    deadline = time.monotonic() + 10
+    while _running(program):
+        assert time.monotonic() < deadline, "the program outlived its parse"
+        time.sleep(0.1)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
+
+
 def test_a_crashing_child_is_reported_and_the_next_request_still_works():
     outcome = run_in_child("test.segfault", params={}, limits=LIMITS)
     assert (outcome.failure, outcome.detail) == ("crashed", "SIGSEGV")

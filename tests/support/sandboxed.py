@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import subprocess
 import time
 
 from django.contrib.auth import get_user_model
@@ -64,3 +65,10 @@ def open_files(params: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
 @sandbox_task("test.flood")
 def flood(params: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
     return {}, [b"x" * (int(params["mb"]) * 1024 * 1024)]
+
+
+@sandbox_task("test.run_program")
+def run_program(params: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+    """Starts a program and waits for it, as an OCR task would run tesseract."""
+    process = subprocess.Popen(params["argv"])
+    return {"pid": process.pid, "code": process.wait()}, []

@@ -117,8 +117,7 @@ class Zygote:
             self._reap()
             self._enforce_deadlines()
         for child in self.children.values():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(child.pid, signal.SIGKILL)
+            _kill(child.pid)
 
     def _command(self) -> bool:
         try:
@@ -135,7 +134,7 @@ class Zygote:
             for child in self.children.values():
                 if child.id == command["id"]:
                     child.cancelled = True
-                    os.kill(child.pid, signal.SIGKILL)
+                    _kill(child.pid)
             for fd in fds:
                 os.close(fd)
         return True
@@ -144,6 +143,10 @@ class Zygote:
         pid = os.fork()
         if pid == 0:
             _child_main(request_fd, result_fd)
+        # Its own process group (set on both sides, whichever runs first), so
+        # a kill also takes any program the task started (an OCR engine).
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)
         os.close(request_fd)
         result = socket.socket(fileno=result_fd)
         deadline = time.monotonic() + float(command["wall"])
@@ -167,8 +170,7 @@ class Zygote:
             if not child.timed_out and now >= child.deadline:
                 child.timed_out = True
                 child.deadline = now + 3600  # reaped on the next SIGCHLD
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(child.pid, signal.SIGKILL)
+                _kill(child.pid)
 
     def _report(self, child: _Child, status: int) -> None:
         ended = {
@@ -206,10 +208,22 @@ class Zygote:
         self.unsent = keep
 
 
+def _kill(pid: int) -> None:
+    """The child and everything in its process group. Only ever called for a
+    child not yet reaped, so the pid cannot have been reused."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def _child_main(request_fd: int, result_fd: int) -> None:
     """The forked child. Never returns: os._exit skips the zygote's cleanup."""
     code = 0
     try:
+        with contextlib.suppress(OSError):
+            os.setpgid(0, 0)
         _die_with_parent()
         signal.set_wakeup_fd(-1)
         _close_all_but(request_fd, result_fd)

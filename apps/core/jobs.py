@@ -212,7 +212,7 @@ def close_lost_runs() -> int:
     waiting = {
         task.kwargs.get("run_id")
         for task in [*HUEY.pending(), *HUEY.scheduled()]
-        if isinstance(task.kwargs, dict)
+        if isinstance(task.kwargs, dict) and task.kwargs.get("run_id") is not None
     }
     lost = JobRun.objects.filter(outcome=JobRun.Outcome.QUEUED).exclude(pk__in=waiting)
     return lost.update(

@@ -20,10 +20,10 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 async def healthz(request: HttpRequest) -> HttpResponse:
-    """ "ok", or 503 naming what is not running. Async, and its one query runs
-    outside the thread Django gives sync views, so a busy page never delays it."""
+    """Plain "ok", or 503 naming what is not running: a component whose
+    heartbeat is missing or too old, or a database that does not answer."""
     try:
-        stale = await sync_to_async(stale_components, thread_sensitive=False)()
+        stale = await sync_to_async(stale_components)()
     except DatabaseError as exc:
         return HttpResponse(f"database: {exc}", status=503, content_type="text/plain")
     if stale:

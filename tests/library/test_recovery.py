@@ -8,12 +8,13 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from huey.contrib.djhuey import HUEY
 
 from apps.core.jobs import close_lost_runs, close_overrun_runs
 from apps.core.models import JobRun
 from apps.library.models import Document
 from apps.library.services.adding import upload_add
-from apps.library.tasks import recover_documents
+from apps.library.tasks import ingest_task, recover_documents
 
 pytestmark = pytest.mark.django_db
 
@@ -84,9 +85,18 @@ def test_a_queued_run_whose_task_the_queue_lost_is_closed(owner):
     run = JobRun.objects.create(
         job="library_ingest", user=owner, outcome=JobRun.Outcome.QUEUED, detail={}
     )
+    kept = JobRun.objects.create(
+        job="library_ingest", user=owner, outcome=JobRun.Outcome.QUEUED, detail={}
+    )
+    # In the queue: the kept run's task, and a task queued the plain way (no run).
+    ingest_task.schedule(args=(1,), kwargs={"run_id": kept.pk}, delay=3600)
+    ingest_task.schedule(args=(2,), delay=3600)
     assert close_lost_runs() == 1
     run.refresh_from_db()
     assert (run.outcome, run.summary) == ("error", "lost: the queue no longer held this job")
+    kept.refresh_from_db()
+    assert kept.outcome == "queued"
+    HUEY.flush()
 
 
 def test_an_ingest_past_the_time_limit_is_failed_with_its_document(owner, left, settings):

@@ -206,7 +206,7 @@ def retry(request: HttpRequest, pk: int) -> HttpResponse:
     except Refused as exc:
         messages.error(request, str(exc))
         return redirect("library:document", pk=pk)
-    enqueue_ingest(document, user_id=request.user.pk, full=True)
+    enqueue_ingest(document, user_id=request.user.pk)
     return _status_answer(request, document, "Queued again: the status below updates by itself.")
 
 

@@ -6,4 +6,5 @@ class AccountsConfig(AppConfig):
     label = "accounts"
 
     def ready(self) -> None:
-        from apps.accounts import signals  # noqa: F401  (connects receivers)
+        # Imported here, once the app registry is ready: importing connects the receivers.
+        from apps.accounts import signals  # noqa: F401

@@ -9,9 +9,11 @@ import json
 from channels.db import database_sync_to_async
 
 from apps.chats import frames
+from apps.chats.live import REGISTRY
 from apps.chats.models import Chat, Message
-from apps.chats.runner import REGISTRY
+from apps.chats.reply import Reply
 from apps.core.consumers import AuthenticatedConsumer
+from apps.core.ids import parse_id
 
 
 class ChatConsumer(AuthenticatedConsumer):
@@ -27,7 +29,7 @@ class ChatConsumer(AuthenticatedConsumer):
         # Re-attach: a reload or a second tab sees the reply as it is now.
         running = REGISTRY.running_in(self.chat_id)
         for generation in running:
-            await self.send(text_data=frames.render_blocks(generation.view(), composer=True))
+            await self.send(text_data=frames.render_blocks(generation, composer=True))
         if not running:
             # The page may have been rendered while a reply ran that has
             # finished since: send the latest reply as saved (a no-op when the
@@ -61,8 +63,10 @@ class ChatConsumer(AuthenticatedConsumer):
         send, the reply's first frames can arrive before the POST's response
         has put the reply on the page, and a fast reply may even finish then."""
         try:
-            message_id = int(json.loads(text_data or "{}").get("refresh"))
-        except (TypeError, ValueError, AttributeError):
+            message_id = parse_id(json.loads(text_data or "{}").get("refresh"))
+        except (ValueError, AttributeError):  # not JSON, or not an object
+            return
+        if message_id is None:
             return
         html = await self._current(message_id)
         if html:
@@ -71,7 +75,7 @@ class ChatConsumer(AuthenticatedConsumer):
     async def _current(self, message_id: int) -> str:
         generation = REGISTRY.generations.get(message_id)
         if generation is not None and generation.chat_id == self.chat_id:
-            return frames.render_blocks(generation.view(), composer=True)
+            return frames.render_blocks(generation, composer=True)
         return await database_sync_to_async(self._saved)(message_id)
 
     def _latest_saved(self) -> str:
@@ -89,5 +93,5 @@ class ChatConsumer(AuthenticatedConsumer):
         ).first()
         if message is None:
             return ""
-        reply = frames.ReplyView.of(message, configure_link=self.user.is_staff)
+        reply = Reply.of(message, configure_link=self.user.is_staff)
         return frames.render_blocks(reply, composer=True)

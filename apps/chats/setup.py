@@ -9,9 +9,13 @@ from datetime import date
 
 from django.utils import timezone
 
+from apps.chats.kinds import prompt_parts
 from apps.chats.models import Chat, Message
 from apps.core.errors import JarvisError
+from apps.instance.prompts import response_style_for
+from apps.instance.prompts import system_prompt as instance_prompt
 from apps.llm import ProviderConfig, provider_config_for
+from apps.llm.selectors import default_model_for, resolve_model
 
 
 @dataclass
@@ -39,22 +43,18 @@ OWN_KNOWLEDGE = (
 
 
 def chosen_model(user, chat: Chat):
-    from apps.llm.selectors import default_model_for, resolve_model
-
     if chat.model_label:
         return resolve_model(user, chat.model_label)
     return default_model_for(user)
 
 
 def system_prompt(user, chat: Chat) -> str:
-    from apps.instance.prompts import response_style_for
-    from apps.instance.prompts import system_prompt as instance_prompt
-
     parts = [
         instance_prompt(),
         response_style_for(user),
         NOTES_ONLY if chat.notes_only else OWN_KNOWLEDGE,
         f"Today is {timezone.localdate():%A %d %B %Y}. You are talking with {user.name}.",
+        *prompt_parts(chat),
     ]
     if chat.summary:
         parts.append(f"Summary of the earlier part of this conversation:\n{chat.summary}")

@@ -1,11 +1,13 @@
 """Chat pages. Sending, stopping and switching model are async views: a reply
-is started as a task on the web process's event loop (runner.REGISTRY)."""
+is started as a task on the web process's event loop (live.REGISTRY)."""
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
 from asgiref.sync import sync_to_async
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -14,14 +16,18 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from apps.chats import services
-from apps.chats.frames import ReplyView
+from apps.chats import approvals, services
 from apps.chats.history import search_chats
-from apps.chats.models import Chat, PendingAction
+from apps.chats.live import REGISTRY
+from apps.chats.models import Chat, Message, PendingAction
 from apps.chats.pages import chat_page_context
-from apps.chats.runner import REGISTRY
-from apps.chats.selectors import chats_of, get_chat_for
+from apps.chats.reply import Reply
+from apps.chats.runner import reply_resume, reply_start
+from apps.chats.selectors import approval_card_for, chats_of, get_chat_for
 from apps.core.errors import Conflict, JarvisError
+from apps.core.ids import parse_id
+from apps.core.middleware import csp_allow_inline_styles
+from apps.library.selectors import sources_visible_to, visible_to
 
 
 @login_required
@@ -34,36 +40,21 @@ def index(request: HttpRequest) -> HttpResponse:
 @require_GET
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     chat = get_chat_for(request.user, pk)
-    return render(request, "chats/chat.html", chat_page_context(request.user, chat))
+    context = chat_page_context(request.user, chat)
+    response = render(request, "chats/chat.html", context)
+    if context["inline_styles"]:
+        csp_allow_inline_styles(response)  # a hook's widget (the terminal) styles itself inline
+    return response
 
 
 def _mentions(request: HttpRequest) -> list[dict]:
     mentions = []
     for value in request.POST.getlist("mention")[:20]:
         kind, _, pk = value.partition(":")
-        if kind in ("document", "collection") and pk.isdigit():
-            mentions.append({"kind": kind, "id": int(pk)})
+        number = parse_id(pk)
+        if kind in ("document", "collection") and number is not None:
+            mentions.append({"kind": kind, "id": number})
     return mentions
-
-
-def _start(user, chat: Chat | None, request: HttpRequest):
-    from apps.drafts.selectors import open_draft_context
-
-    draft, context = open_draft_context(user, request.POST.get("draft"), request.POST.get("file"))
-    chat, question, answer = services.turn_start(
-        user=user,
-        chat=chat,
-        text=request.POST.get("text", ""),
-        mentions=_visible_mentions(user, _mentions(request)),
-        model_label=request.POST.get("model", "").strip(),
-        context=context,
-    )
-    if draft is not None and draft.chat_id is None:
-        # The editor's chat panel continues this chat from now on.
-        from apps.drafts.services import draft_attach_chat
-
-        draft_attach_chat(draft=draft, chat=chat)
-    return chat, question, answer
 
 
 def _safe_next(request: HttpRequest) -> str | None:
@@ -77,8 +68,6 @@ def _safe_next(request: HttpRequest) -> str | None:
 
 def _visible_mentions(user, mentions: list[dict]) -> list[dict]:
     """Keep only mentions of things the person may read (a forged id is dropped)."""
-    from apps.library.selectors import sources_visible_to, visible_to
-
     wanted = {
         kind: [m["id"] for m in mentions if m["kind"] == kind]
         for kind in ("document", "collection")
@@ -96,22 +85,63 @@ def _visible_mentions(user, mentions: list[dict]) -> list[dict]:
     return [m for m in mentions if m["id"] in allowed[m["kind"]]]
 
 
-@login_required
-@require_POST
-async def send_new(request: HttpRequest) -> HttpResponse:
-    user = await request.auser()
+def _start(user, chat: Chat | None, request: HttpRequest, context: str, on_start):
+    chat, question, answer = services.turn_start(
+        user=user,
+        chat=chat,
+        text=request.POST.get("text", ""),
+        mentions=_visible_mentions(user, _mentions(request)),
+        model_label=request.POST.get("model", "").strip(),
+        context=context,
+    )
+    if on_start is not None:
+        on_start(chat)
+    return chat, question, answer
+
+
+async def answer_send(
+    request: HttpRequest,
+    user,
+    chat: Chat | None,
+    *,
+    context: str = "",
+    on_start: Callable[[Chat], None] | None = None,
+) -> HttpResponse:
+    """What every send endpoint does: write the question, start the reply on
+    this process's event loop, and answer the page. A new chat is opened (or,
+    from the drafts editor, the page stays where it was: `next`); an existing
+    one gets the exchange to append. `context` is a line for the model only;
+    `on_start(chat)` runs after the turn is written (the editor attaches the chat)."""
     try:
-        chat, _question, answer = await sync_to_async(_start)(user, None, request)
+        started, question, answer = await sync_to_async(_start)(
+            user, chat, request, context, on_start
+        )
+    except Conflict as exc:
+        return HttpResponse(_error(str(exc)), status=409)
     except JarvisError as exc:
         return HttpResponse(_error(str(exc)), status=400)
-    REGISTRY.start(answer.pk, chat.pk)
-    # The editor's chat panel starts a chat and stays in the editor.
-    url = _safe_next(request) or reverse("chats:detail", args=[chat.pk])
-    if request.headers.get("HX-Request"):
+    reply_start(answer.pk, started.pk)
+    htmx = bool(request.headers.get("HX-Request"))
+    if chat is None:
+        url = _safe_next(request) or reverse("chats:detail", args=[started.pk])
+        if not htmx:
+            return redirect(url)
         response = HttpResponse(status=204)
         response["HX-Redirect"] = url
         return response
-    return redirect(url)
+    if not htmx:
+        return redirect("chats:detail", pk=started.pk)
+    reply = await sync_to_async(Reply.of)(answer, actions=[], configure_link=user.is_staff)
+    html = await sync_to_async(render_to_string)(
+        "chats/_exchange.html", {"question": question, "reply": reply}, request=request
+    )
+    return HttpResponse(html)
+
+
+@login_required
+@require_POST
+async def send_new(request: HttpRequest) -> HttpResponse:
+    return await answer_send(request, await request.auser(), None)
 
 
 @login_required
@@ -119,20 +149,7 @@ async def send_new(request: HttpRequest) -> HttpResponse:
 async def send(request: HttpRequest, pk: int) -> HttpResponse:
     user = await request.auser()
     chat = await sync_to_async(get_chat_for)(user, pk)
-    try:
-        chat, question, answer = await sync_to_async(_start)(user, chat, request)
-    except Conflict as exc:
-        return HttpResponse(_error(str(exc)), status=409)
-    except JarvisError as exc:
-        return HttpResponse(_error(str(exc)), status=400)
-    REGISTRY.start(answer.pk, chat.pk)
-    if not request.headers.get("HX-Request"):
-        return redirect("chats:detail", pk=chat.pk)
-    reply = await sync_to_async(ReplyView.of)(answer, actions=[], configure_link=user.is_staff)
-    html = await sync_to_async(render_to_string)(
-        "chats/_exchange.html", {"question": question, "reply": reply}, request=request
-    )
-    return HttpResponse(html)
+    return await answer_send(request, user, chat)
 
 
 def _error(message: str) -> str:
@@ -147,8 +164,40 @@ async def stop(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
     exists = await sync_to_async(chat.messages.filter(pk=message_id).exists)()
     if not exists:
         raise Http404
-    REGISTRY.cancel(message_id)
+    if not REGISTRY.cancel(message_id):
+        # Not running here: a reply waiting for approval stops with its calls denied.
+        message = await sync_to_async(Message.objects.get)(pk=message_id)
+        await sync_to_async(approvals.approvals_stop)(message=message)
     return HttpResponse(status=204)
+
+
+@login_required
+@require_POST
+async def approval(request: HttpRequest, pk: int) -> HttpResponse:
+    """The person's answer to an approval card: Approve (the ticked calls run,
+    the others are denied), Deny, or Approve all for this chat. The reply
+    goes on at once."""
+    user = await request.auser()
+    card = await sync_to_async(approval_card_for)(user, pk)
+    decision = request.POST.get("decision", "")
+    if decision not in ("approve", "deny", "approve_chat"):
+        return HttpResponse(_error("choose Approve, Deny or Approve all"), status=400)
+    chosen = set(request.POST.getlist("call")) if decision == "approve" else None
+    try:
+        await sync_to_async(approvals.approvals_resolve)(
+            user=user,
+            action=card,
+            approve=set() if decision == "deny" else chosen,
+            approve_all_for_chat=decision == "approve_chat",
+        )
+    except JarvisError as exc:
+        return HttpResponse(_error(str(exc)), status=409)
+    await reply_resume(card.message_id)
+    await sync_to_async(card.refresh_from_db)()
+    html = await sync_to_async(render_to_string)(
+        "chats/_action.html", {"action": card}, request=request
+    )
+    return HttpResponse(html)
 
 
 @login_required
@@ -192,8 +241,6 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
         label = request.POST.get("model_free", "").strip() or request.POST.get("model", "")
         services.chat_model_set(user=request.user, chat=chat, label=label)
     except JarvisError as exc:
-        from django.contrib import messages
-
         messages.error(request, str(exc))
     return redirect("chats:detail", pk=chat.pk)
 
@@ -202,8 +249,9 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def search(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:200]
-    chats = search_chats(request.user, query) if query else list(chats_of(request.user)[:200])
-    return render(request, "chats/_chat_list.html", {"chats": chats, "query": query})
+    hits = search_chats(request.user, query) if query else None
+    chats = [hit.chat for hit in hits] if hits is not None else list(chats_of(request.user)[:200])
+    return render(request, "chats/_chat_list.html", {"chats": chats, "hits": hits, "query": query})
 
 
 @login_required
@@ -227,8 +275,6 @@ def action(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def mentions(request: HttpRequest) -> JsonResponse:
     """Documents and collections matching what follows an @ in the composer."""
-    from apps.library.selectors import sources_visible_to, visible_to
-
     query = request.GET.get("q", "").strip()[:100]
     documents = (
         visible_to(request.user).filter(title__icontains=query).order_by("-effective_date")[:8]

@@ -1,7 +1,12 @@
 import os
 
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+from django.urls import register_converter
 from django.utils.module_loading import autodiscover_modules
+
+from apps.core.filemodes import data_modes_fix
+from apps.core.ids import IdConverter
 
 
 class CoreConfig(AppConfig):
@@ -9,6 +14,9 @@ class CoreConfig(AppConfig):
     label = "core"
 
     def ready(self) -> None:
+        # `<id:pk>` in every app's URLs and websocket routes (apps.core.ids); here,
+        # because ready() runs before any URLconf or routing module is imported.
+        register_converter(IdConverter, "id")
         # What sandbox children may run (apps.core.sandbox): every process
         # registers the same names, and the zygote has them loaded.
         autodiscover_modules("sandboxed")
@@ -20,3 +28,11 @@ class CoreConfig(AppConfig):
         # job registry is complete: the Jobs page and sync_status list every job,
         # and the web can enqueue tasks the worker knows by the same names.
         autodiscover_modules("tasks")
+        # An install from before umask 077 had a world-readable database and
+        # uploads; every `migrate` (make run, install.sh, update.sh) fixes that.
+        post_migrate.connect(_fix_data_modes, sender=self, dispatch_uid="core-data-modes")
+
+
+def _fix_data_modes(sender, using: str = "default", **kwargs) -> None:
+    if using == "default":
+        data_modes_fix()

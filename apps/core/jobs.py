@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -83,19 +84,31 @@ def register(spec: JobSpec) -> JobSpec:
 
 
 class RunRecorder:
-    """Handed to the job body so it can set its one-line summary, or ask to be
+    """Handed to the job body so it can set its one-line summary, report
+    progress while it runs (shown on the Jobs page, which polls), or ask to be
     run again later (`defer`)."""
+
+    PROGRESS_EVERY = 2.0  # seconds between progress writes
 
     def __init__(self, run: JobRun) -> None:
         self.run = run
         self.summary = ""
         self.deferred: dict | None = None
+        self._reported = 0.0
 
     def defer(self, *, delay: float = 0, **changes) -> None:
         """Put this run back in the queue when the body returns: the task runs
         again after `delay` seconds with its keyword arguments updated by
         `changes`. The summary says why it waits."""
         self.deferred = {"delay": delay, "changes": changes}
+
+    def progress(self, text: str, *, force: bool = False) -> None:
+        """Show `text` as the running job's summary (at most every few seconds)."""
+        now = time.monotonic()
+        if not force and now - self._reported < self.PROGRESS_EVERY:
+            return
+        self._reported = now
+        JobRun.objects.filter(pk=self.run.pk).update(summary=_one_line(text))
 
 
 @contextmanager

@@ -30,7 +30,8 @@ from urllib.parse import quote, urlencode
 from django.conf import settings
 
 from apps.core.errors import JarvisError
-from apps.core.fetch import FetchError, FetchRefused, fetch
+from apps.core.fetch import FetchError, fetch
+from apps.core.retry import Transient, classify, with_retries
 
 logger = logging.getLogger(__name__)
 
@@ -49,10 +50,6 @@ DOI_URL = "https://doi.org"
 
 class BiorxivDown(JarvisError):
     """The bioRxiv API kept failing or answered something unusable."""
-
-
-class _Transient(Exception):
-    pass
 
 
 @dataclass
@@ -106,12 +103,8 @@ def _get(url: str, *, backoff: float) -> bytes:
         time.sleep(backoff)
     try:
         return fetch(url, accept=ACCEPT, timeout=API_TIMEOUT_SECONDS, max_bytes=API_MAX_BYTES).body
-    except FetchRefused as exc:
-        raise BiorxivDown(f"the bioRxiv API address was refused: {exc}") from exc
     except FetchError as exc:
-        if exc.status is None or exc.status >= 500 or exc.status == 429:
-            raise _Transient(str(exc)) from exc
-        raise BiorxivDown(f"the bioRxiv API refused the request: {exc}") from exc
+        raise classify(exc, api="bioRxiv API", down=BiorxivDown) from exc
 
 
 def _number(value: Any) -> int | None:
@@ -155,16 +148,16 @@ def _parse(body: bytes) -> _Page:
     try:
         data = json.loads(body)
     except ValueError as exc:
-        raise _Transient("an answer that is not JSON") from exc
+        raise Transient("an answer that is not JSON") from exc
     if not isinstance(data, dict):
-        raise _Transient("an answer of the wrong shape")
+        raise Transient("an answer of the wrong shape")
     messages, collection = data.get("messages"), data.get("collection")
     if not isinstance(messages, list) or not messages or not isinstance(messages[0], dict):
-        raise _Transient("an answer without its status message")
+        raise Transient("an answer without its status message")
     if collection is None:
         collection = []
     if not isinstance(collection, list):
-        raise _Transient("an answer whose collection is not a list")
+        raise Transient("an answer whose collection is not a list")
     status = _text(messages[0].get("status")).lower()
     records = []
     for position, raw in enumerate(collection):
@@ -187,21 +180,20 @@ def _page(start: date, end: date, cursor: int, category: str = "") -> _Page:
     """One page, retried. An empty page is only believed when the API says
     there are no posts or that the cursor is past the end."""
     url = _url(start, end, cursor, category)
-    cause = ""
-    for attempt in range(1, ATTEMPTS + 1):
-        backoff = RETRY_BACKOFF_SECONDS * 2 ** (attempt - 2) if attempt > 1 else 0.0
-        try:
-            page = _parse(_get(url, backoff=backoff))
-        except _Transient as exc:
-            cause = str(exc)
-        else:
-            if page.raw > 0 or (page.total is not None and page.total <= cursor):
-                return page
-            if page.no_posts and cursor == 0 and attempt == ATTEMPTS:
-                return page  # asked three times: the week really is empty
-            cause = "an empty page"
-        if attempt < ATTEMPTS:
-            logger.info("bioRxiv API: %s (attempt %d of %d), retrying", cause, attempt, ATTEMPTS)
+
+    def attempt(number: int, backoff: float) -> tuple[_Page | None, str]:
+        page = _parse(_get(url, backoff=backoff))
+        if page.raw > 0 or (page.total is not None and page.total <= cursor):
+            return page, ""
+        if page.no_posts and cursor == 0 and number == ATTEMPTS:
+            return page, ""  # asked three times: the week really is empty
+        return page, "an empty page"
+
+    page, cause = with_retries(
+        attempt, attempts=ATTEMPTS, first_backoff=RETRY_BACKOFF_SECONDS, api="bioRxiv API"
+    )
+    if not cause:
+        return page
     where = f"the {category} listing" if category else "the listing"
     raise BiorxivDown(
         f"bioRxiv is not answering {where}: {cause} (tried {ATTEMPTS} times); try again later"

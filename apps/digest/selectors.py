@@ -10,8 +10,10 @@ from django.shortcuts import get_object_or_404
 
 from apps.accounts.models import User
 from apps.accounts.permissions import RUN_PAPER_DIGEST
+from apps.core.markdown import render_markdown
+from apps.digest.formatting import paper_block, skim_text, unscored_text
 from apps.digest.models import Digest, DigestSettings
-from apps.digest.papers import Paper
+from apps.digest.papers import TIER_TITLES, Paper
 from apps.instance.selectors import instance_settings
 from apps.library.models import Document
 from apps.library.selectors import visible_to
@@ -111,10 +113,6 @@ class Section:
 def digest_sections(user, digest: Digest) -> list[Section]:
     """The digest's papers by tier, for the page, each with its Markdown
     rendered through the one Markdown path (apps.core.markdown)."""
-    from apps.core.markdown import render_markdown
-    from apps.digest.formatting import paper_block, skim_text, unscored_text
-    from apps.digest.papers import TIER_TITLES
-
     views = papers_with_library(user, digest)
     sections = []
     for tier in ("must", "worth", "skim", "unscored"):

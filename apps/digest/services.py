@@ -31,12 +31,15 @@ from apps.core.errors import JarvisError, Refused
 from apps.digest import config as digest_config
 from apps.digest.formatting import by_tier, digest_markdown, title_for
 from apps.digest.models import Digest, DigestClaim, DigestSettings
-from apps.digest.papers import TIERS, DigestFailed, deduplicate, drop_known, fetch_all
+from apps.digest.papers import TIERS, DigestFailed, Paper, deduplicate, drop_known, fetch_all
+from apps.digest.schedule import current_slot, is_overdue
 from apps.digest.scoring import score_papers
-from apps.digest.selectors import last_success_at, may_run_digest
+from apps.digest.selectors import digest_users, last_success_at, may_run_digest
 from apps.digest.shelving import NotShelved, shelve_digest, shelve_full_text, shelve_summary
 from apps.instance.models import InstanceSettings, ModelEntry
 from apps.instance.selectors import instance_settings
+from apps.library.services import adding
+from apps.library.tasks import enqueue_ingest
 from apps.llm import ProviderConfig, provider_config_for
 from apps.llm.selectors import default_model_for, resolve_model
 
@@ -53,7 +56,7 @@ NO_SOURCES = (
 _UNSET = object()
 
 
-def configure(
+def digest_configure(
     *,
     user,
     enabled: bool | None = None,
@@ -93,7 +96,9 @@ def configure(
     if folder is not None:
         values["folder"] = check("folder", digest_config.clean_folder, folder)
     if model_label is not None:
-        values["model_label"] = check("model", lambda v: check_model(user, v), model_label)
+        values["model_label"] = check(
+            "model", lambda v: digest_model_check(user=user, label=v), model_label
+        )
     if enabled is not None:
         values["enabled"] = enabled
     if errors:
@@ -104,7 +109,7 @@ def configure(
     return current
 
 
-def check_model(user, label: str) -> str:
+def digest_model_check(*, user, label: str) -> str:
     """`label` if `user` may score with it ("" = their default model)."""
     label = (label or "").strip()
     if not label:
@@ -116,7 +121,7 @@ def check_model(user, label: str) -> str:
     return label
 
 
-def set_instance_enabled(*, enabled: bool) -> InstanceSettings:
+def digest_instance_enable(*, enabled: bool) -> InstanceSettings:
     """The instance switch (admins' scripts; admins also have Django admin)."""
     current = instance_settings()
     current.digest_enabled = enabled
@@ -127,7 +132,7 @@ def set_instance_enabled(*, enabled: bool) -> InstanceSettings:
 # --- Claims: one run per person at a time
 
 
-def claim(user, *, trigger: str) -> str | None:
+def digest_claim(*, user, trigger: str) -> str | None:
     """Take the person's run claim; its token, or None while another live run holds it.
     One UPDATE with the condition in its WHERE clause: of two processes asking
     at once, SQLite lets exactly one change the row."""
@@ -145,14 +150,14 @@ def claim(user, *, trigger: str) -> str | None:
     return token if taken else None
 
 
-def renew(user, token: str) -> bool:
+def digest_claim_renew(*, user, token: str) -> bool:
     """Show the run is alive; False when the claim was taken over meanwhile."""
     return bool(
         DigestClaim.objects.filter(user=user, token=token).update(claimed_at=timezone.now())
     )
 
 
-def release(user, token: str) -> None:
+def digest_claim_release(*, user, token: str) -> None:
     DigestClaim.objects.filter(user=user, token=token).update(token="", claimed_at=None)
 
 
@@ -186,9 +191,9 @@ def summary_json(digest: Digest) -> dict:
     }
 
 
-def run_digest(
-    user,
+def digest_run(
     *,
+    user,
     trigger: str,
     slot: datetime | None = None,
     now: datetime | None = None,
@@ -200,7 +205,7 @@ def run_digest(
     since then (the weekly run and the catch-up both pass the slot, so
     whichever comes second does nothing). Raises DigestFailed with the reason
     (the Digest row records it too)."""
-    token = claim(user, trigger=trigger)
+    token = digest_claim(user=user, trigger=trigger)
     if token is None:
         logger.info("digest for %s: another run is in progress; not starting", user)
         return RunResult(ran=False, reason="another digest run for this person is in progress")
@@ -220,7 +225,7 @@ def run_digest(
         )
 
         def heartbeat() -> None:
-            if not renew(user, token):
+            if not digest_claim_renew(user=user, token=token):
                 raise DigestFailed("another run took this digest over (this one stalled)")
 
         try:
@@ -234,7 +239,7 @@ def run_digest(
             raise
         return RunResult(ran=True, digest=digest)
     finally:
-        release(user, token)
+        digest_claim_release(user=user, token=token)
 
 
 def scoring_model(user, conf: DigestSettings) -> ModelEntry:
@@ -429,15 +434,11 @@ def _shelve_papers(
 # --- Adding one paper from a digest page
 
 
-def add_from_digest(*, user, digest: Digest, number: int, replace: bool = False) -> object:
+def digest_paper_add(*, user, digest: Digest, number: int, replace: bool = False) -> object:
     """Add paper `number` of `digest` to the person's library: an arXiv paper
     through the library's add-paper flow (indexed by the worker), a bioRxiv
     preprint as a summary entry. Returns the library's Added/PaperPlan or the
     new Document. Raises Refused."""
-    from apps.digest.papers import Paper
-    from apps.library.services import adding
-    from apps.library.tasks import enqueue_ingest
-
     item = next((i for i in digest.items if int(i.get("n") or 0) == number), None)
     if item is None:
         raise Refused("that paper is not in this digest")
@@ -463,12 +464,9 @@ def add_from_digest(*, user, digest: Digest, number: int, replace: bool = False)
 # --- When digests are due
 
 
-def due_now(now: datetime) -> tuple[datetime | None, list]:
+def digests_due(now: datetime) -> tuple[datetime | None, list]:
     """(the slot `now` falls in, the people whose digest runs in it), or
     (None, []) outside the slot or while the instance switch is off."""
-    from apps.digest.schedule import current_slot
-    from apps.digest.selectors import digest_users
-
     switches = instance_settings()
     if not switches.digest_enabled:
         return None, []
@@ -476,13 +474,10 @@ def due_now(now: datetime) -> tuple[datetime | None, list]:
     return (slot, digest_users()) if slot is not None else (None, [])
 
 
-def overdue(now: datetime) -> list[tuple[object, datetime]]:
+def digests_overdue(now: datetime) -> list[tuple[object, datetime]]:
     """(person, missed slot) for everyone whose last successful digest is older
     than the latest slot. People without any successful digest have no
     baseline and wait for the next slot."""
-    from apps.digest.schedule import is_overdue
-    from apps.digest.selectors import digest_users
-
     switches = instance_settings()
     if not switches.digest_enabled:
         return []

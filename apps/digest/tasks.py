@@ -23,7 +23,7 @@ from django.utils import timezone
 from apps.core.jobs import on_demand_job, periodic_job
 from apps.core.schedules import Cron
 from apps.digest.models import Digest
-from apps.digest.services import due_now, overdue, run_digest
+from apps.digest.services import digest_run, digests_due, digests_overdue
 from apps.instance.selectors import instance_settings
 
 
@@ -37,8 +37,8 @@ def digest_run_task(user_id: int, *, run, trigger: str, slot: str = "", at: str 
     if user is None:
         return f"user {user_id} is gone or disabled; no digest"
     when = _when(slot)
-    result = run_digest(
-        user, trigger=trigger, slot=when, now=_when(at), unless_done_since=when
+    result = digest_run(
+        user=user, trigger=trigger, slot=when, now=_when(at), unless_done_since=when
     )  # DigestFailed propagates: the JobRun records the reason
     if not result.ran:
         return f"{user.username}: not run ({result.reason})"
@@ -69,7 +69,7 @@ def run_due(now: datetime | None = None) -> str:
     explicit = now
     if not instance_settings().digest_enabled:
         return "the paper digest is off for this instance"
-    slot, users = due_now(now or timezone.now())
+    slot, users = digests_due(now or timezone.now())
     if slot is None:
         return "not the digest slot"
     for user in users:
@@ -84,7 +84,7 @@ def catch_up_all(now: datetime | None = None) -> str:
     explicit = now
     if not instance_settings().digest_enabled:
         return "the paper digest is off for this instance"
-    missed = overdue(now or timezone.now())
+    missed = digests_overdue(now or timezone.now())
     for user, slot in missed:
         enqueue_run(user, trigger=Digest.Trigger.CATCH_UP, slot=slot, at=explicit)
     if not missed:

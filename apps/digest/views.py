@@ -20,6 +20,7 @@ from apps.digest import selectors, services
 from apps.digest.forms import DigestSettingsForm
 from apps.digest.models import Digest
 from apps.digest.schedule import next_slot_after
+from apps.digest.tasks import enqueue_run
 from apps.instance.selectors import instance_settings
 from apps.library.services import adding
 
@@ -64,7 +65,7 @@ def settings_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and situation["may_run"] and form.is_valid():
         data = form.cleaned_data
         try:
-            services.configure(
+            services.digest_configure(
                 user=request.user,
                 enabled=data["enabled"],
                 arxiv=data["arxiv"],
@@ -90,8 +91,6 @@ def run_now(request: HttpRequest) -> HttpResponse:
     if not (situation["instance_enabled"] and situation["may_run"] and situation["configured"]):
         messages.error(request, "Your digest cannot run yet: see below for what is missing.")
         return redirect("digest:index")
-    from apps.digest.tasks import enqueue_run
-
     user = request.user
     transaction.on_commit(lambda: enqueue_run(user, trigger=Digest.Trigger.MANUAL))
     messages.info(
@@ -108,7 +107,7 @@ def add_paper(request: HttpRequest, pk: int, number: int) -> HttpResponse:
     digest = selectors.get_digest_for(request.user, pk)
     back = reverse("digest:detail", args=[digest.pk]) + f"#paper-{number}"
     try:
-        outcome = services.add_from_digest(
+        outcome = services.digest_paper_add(
             user=request.user,
             digest=digest,
             number=number,

@@ -13,7 +13,7 @@ from pathlib import Path
 from django.conf import settings
 
 from apps.core.errors import Refused
-from apps.drafts import sandbox
+from apps.drafts import sandbox, toolchain
 from apps.drafts.models import Draft
 
 
@@ -28,16 +28,12 @@ class Build:
 
 
 def tools_available() -> dict[str, bool]:
-    from apps.drafts import toolchain
-
     return toolchain.available()
 
 
 def build_check(*, draft: Draft, filename: str, kind: str) -> Path:
     """The file to build, or Refused saying why it cannot be built. Cheap:
     asked before the build waits its turn (apps.drafts.build_queue)."""
-    from apps.drafts import toolchain
-
     if kind not in ("compile", "export"):
         raise Refused("A draft is compiled (.tex) or exported (.md).")
     path = sandbox.resolve(draft.owner_id, draft.key, filename)
@@ -56,8 +52,6 @@ def build_check(*, draft: Draft, filename: str, kind: str) -> Path:
 
 def build(*, draft: Draft, filename: str, kind: str) -> Build:
     """Check and build now (the queue's work for one ticket)."""
-    from apps.drafts import toolchain
-
     path = build_check(draft=draft, filename=filename, kind=kind)
     timeout = settings.DRAFTS_COMPILE_TIMEOUT_SECONDS
     if kind == "compile":

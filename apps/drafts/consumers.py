@@ -6,6 +6,7 @@ from channels.db import database_sync_to_async
 
 from apps.core.consumers import AuthenticatedConsumer
 from apps.drafts.realtime import draft_group
+from apps.drafts.selectors import drafts_of
 
 
 class DraftConsumer(AuthenticatedConsumer):
@@ -15,8 +16,6 @@ class DraftConsumer(AuthenticatedConsumer):
 
     @database_sync_to_async
     def _owns_draft(self) -> bool:
-        from apps.drafts.selectors import drafts_of
-
         return drafts_of(self.user).filter(pk=self.draft_id).exists()
 
     async def on_authenticated(self) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
+from apps.chats.models import Chat
+from apps.chats.selectors import chats_of
 from apps.drafts.models import Draft, Proposal, Snapshot
 
 
@@ -36,17 +38,15 @@ def snapshots_of(draft: Draft, filename: str) -> QuerySet[Snapshot]:
     return draft.snapshots.filter(filename=filename).order_by("-created_at", "-id")
 
 
-def open_draft_context(user, draft_id, filename) -> tuple[Draft | None, str]:
-    """The draft a chat message was sent beside (the editor's chat panel) and
-    the line that tells the model what is open. A forged or foreign id: none."""
-    try:
-        draft = drafts_of(user).filter(pk=int(draft_id)).first()
-    except (TypeError, ValueError):
-        return None, ""
-    if draft is None:
-        return None, ""
+def draft_chat_for(user, draft: Draft) -> Chat | None:
+    """The chat the editor's panel continues: the draft's chat, if it is the person's."""
+    return chats_of(user).filter(pk=draft.chat_id).first() if draft.chat_id else None
+
+
+def open_file_note(draft: Draft, filename) -> str:
+    """The line that tells the model which draft and file the person has open."""
     name = filename if isinstance(filename, str) and filename else draft.main_file
-    return draft, (
+    return (
         f"The person has draft {draft.pk} “{draft.title}”, file {name}, open in the editor. "
         "Read it with read_draft; suggest changes with propose_draft_edit."
     )

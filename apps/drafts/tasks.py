@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from apps.core.jobs import periodic_job
 from apps.core.schedules import Cron
+from apps.drafts.services import drafts_prune
+from apps.instance.selectors import instance_settings
 
 
 @periodic_job(
@@ -12,9 +14,6 @@ from apps.core.schedules import Cron
     schedule=Cron("daily at 04:10", minute="10", hour="4"),
 )
 def draft_retention() -> str:
-    from apps.drafts.services import drafts_prune
-    from apps.instance.selectors import instance_settings
-
     # Read at run time: an admin's change applies from the next sweep.
     days = instance_settings().drafts_retention_days
     if days == 0:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
@@ -15,10 +16,15 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from apps.chats.pages import conversation_context
+from apps.chats.views import answer_send
 from apps.core.errors import AlreadyExists, Conflict, JarvisError, Refused
+from apps.core.ids import parse_id
 from apps.drafts import builds, sandbox, selectors, services
 from apps.drafts.build_queue import build_queue
 from apps.drafts.forms import NewDraftForm, NewFileForm
+from apps.drafts.preview import preview_for
+from apps.instance.selectors import instance_settings
 
 
 def _error(message: str, status: int = 400) -> JsonResponse:
@@ -58,8 +64,6 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 def _index_page(request: HttpRequest, form: NewDraftForm, status: int = 200) -> HttpResponse:
-    from apps.instance.selectors import instance_settings
-
     rows = [(d, sandbox.list_files(d.owner_id, d.key)) for d in selectors.drafts_of(request.user)]
     context = {
         "rows": rows,
@@ -90,9 +94,6 @@ def create(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def editor(request: HttpRequest, pk: int) -> HttpResponse:
-    from apps.chats.pages import conversation_context
-    from apps.chats.selectors import chats_of
-
     draft = selectors.get_draft_for(request.user, pk)
     files = sandbox.list_files(draft.owner_id, draft.key)
     opened = request.GET.get("file") or draft.main_file
@@ -101,7 +102,7 @@ def editor(request: HttpRequest, pk: int) -> HttpResponse:
         "draft": draft,
         "files": files,
         "opened": opened if opened in files else (files[0] if files else ""),
-        "proposal_id": request.GET.get("proposal", ""),
+        "proposal_id": parse_id(request.GET.get("proposal", "")) or "",
         "pending": pending,
         "tools": builds.tools_available(),
         "file_form": NewFileForm(),
@@ -111,9 +112,27 @@ def editor(request: HttpRequest, pk: int) -> HttpResponse:
     }
     # The chat panel beside the editor continues the draft's chat, rendered as
     # the chat page renders it (the same partials and websocket frames).
-    chat = chats_of(request.user).filter(pk=draft.chat_id).first() if draft.chat_id else None
-    context.update(conversation_context(request.user, chat))
+    context.update(
+        conversation_context(request.user, selectors.draft_chat_for(request.user, draft))
+    )
     return render(request, "drafts/editor.html", context)
+
+
+@login_required
+@require_POST
+async def chat_send(request: HttpRequest, pk: int) -> HttpResponse:
+    """A message from the editor's chat panel: a turn of the draft's chat (the
+    first one starts it and links it to the draft), told which file is open."""
+    user = await request.auser()
+    draft = await sync_to_async(selectors.get_draft_for)(user, pk)
+    chat = await sync_to_async(selectors.draft_chat_for)(user, draft)
+    note = selectors.open_file_note(draft, request.POST.get("file"))
+
+    def attach(started) -> None:
+        if chat is None:
+            services.draft_attach_chat(draft=draft, chat=started)
+
+    return await answer_send(request, user, chat, context=note, on_start=attach)
 
 
 @login_required
@@ -302,8 +321,6 @@ def proposal_discard(request: HttpRequest, pk: int, proposal_id: int) -> JsonRes
 def preview(request: HttpRequest, pk: int) -> HttpResponse:
     """The saved file rendered as a small HTML page, for the editor's preview
     frame (`sandbox="allow-same-origin"`, never scripts)."""
-    from apps.drafts.preview import preview_for
-
     draft = selectors.get_draft_for(request.user, pk)
     name = request.GET.get("name", "")
     try:

@@ -1,4 +1,5 @@
-"""PDF page previews: rendered in a sandbox child, a few at a time, cached on disk.
+"""Page previews (a PDF's pages, an uploaded image turned upright): rendered
+in a sandbox child, a few at a time, cached on disk.
 
 A page is rendered within a pixel budget (longest side ≤ MAX_SIDE, at most
 MAX_PIXELS; the zoom comes from the page's size, so a 14,400-point page is
@@ -9,7 +10,8 @@ JARVIS_PREVIEW_CONCURRENCY renders run at once. The PNG is kept under
 `cache/previews/` by the document's content hash and page, so each page of
 each file is rendered once, whoever views it; a page that could not be
 rendered is remembered too, so a hostile file costs one render, not one per
-viewer.
+viewer. An uploaded image is drawn no larger than IMAGE_SIDE on its
+longest side (the same pixel checks as the parser's, apps.library.ingest.parsing.images).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ PREVIEW_PAGES = 12
 PREFERRED_ZOOM = 1.3
 MAX_SIDE = 2000
 MAX_PIXELS = 4_000_000
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+IMAGE_SIDE = 1400  # an uploaded photo shown on its page
 # Bumped when the rendering changes, so old cached images are not served.
 RENDER_VERSION = 1
 
@@ -49,9 +53,10 @@ def _cached(content_hash: str, number: int) -> tuple[Path, Path]:
     return folder / f"{stem}.png", folder / f"{stem}.failed"
 
 
-async def page_png(*, content_hash: str, pdf: Path, number: int) -> Path | None:
-    """The cached PNG of page `number`, rendering it first if needed; None
-    when the page does not exist or cannot be rendered within the limits."""
+async def page_png(*, content_hash: str, path: Path, number: int, kind: str) -> Path | None:
+    """The cached PNG of page `number` of the file at `path` (`kind` "pdf" or
+    "image": a frame of it), rendering it first if needed; None when the page
+    does not exist or cannot be rendered within the limits."""
     png, failed = _cached(content_hash, number)
     if png.exists():
         return png
@@ -64,7 +69,7 @@ async def page_png(*, content_hash: str, pdf: Path, number: int) -> Path | None:
     _in_flight[key] = future
     try:
         async with _limit():
-            result = await asyncio.to_thread(_render_to_cache, pdf, number, png, failed)
+            result = await asyncio.to_thread(_render_to_cache, path, kind, number, png, failed)
     except BaseException as exc:
         future.set_exception(exc)
         future.exception()  # retrieved here: waiters re-raise it, nobody else must
@@ -83,15 +88,16 @@ def _limit() -> asyncio.Semaphore:
     return _semaphore
 
 
-def _render_to_cache(pdf: Path, number: int, png: Path, failed: Path) -> Path | None:
+def _render_to_cache(path: Path, kind: str, number: int, png: Path, failed: Path) -> Path | None:
     try:
         outcome = run_in_child(
             "library.render_page",
             params={
-                "path": str(pdf),
+                "path": str(path),
+                "kind": kind,
                 "page": number,
                 "zoom": PREFERRED_ZOOM,
-                "max_side": MAX_SIDE,
+                "max_side": MAX_SIDE if kind == "pdf" else IMAGE_SIDE,
                 "max_pixels": MAX_PIXELS,
             },
             limits=ChildLimits(
@@ -107,7 +113,12 @@ def _render_to_cache(pdf: Path, number: int, png: Path, failed: Path) -> Path | 
     png.parent.mkdir(parents=True, exist_ok=True)
     if not outcome.ok or outcome.value.get("missing") or not outcome.blobs:
         if not outcome.ok:
-            logger.warning("preview of %s page %s failed: %s", pdf, number, outcome.failure)
+            logger.warning("preview of %s page %s failed: %s", path, number, outcome.failure)
+        failed.touch()
+        return None
+    if not outcome.blobs[0].startswith(PNG_SIGNATURE):
+        # The child saw hostile bytes: what it sends back is checked, not trusted.
+        logger.warning("preview of %s page %s: the renderer sent no PNG", path, number)
         failed.touch()
         return None
     partial = png.with_name(f".{png.name}.partial")

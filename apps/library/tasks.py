@@ -24,6 +24,9 @@ from apps.core.jobs import on_demand_job, on_worker_start, periodic_job
 from apps.core.models import JobRun
 from apps.core.schedules import Every
 from apps.instance.selectors import setting_reader
+from apps.library.index.embeddings import EmbeddingUnavailable, configured_model
+from apps.library.index.reindex import reindex
+from apps.library.index.tables import index_state
 from apps.library.ingest.isolated import LONG, QUICK, ParseCancelled, ParseTooSlow
 from apps.library.ingest.sync import SourceUnavailable, SyncReport, source_sync
 from apps.library.models import Document, Source
@@ -61,6 +64,7 @@ def ingest_task(
     run,
     token: int | None = None,
     lane: str = QUICK,
+    ocr_pages: int = 0,
     full: bool = False,
     title: str = "",
     authors: str = "",
@@ -87,11 +91,12 @@ def ingest_task(
             date_override=override,
             replaces=list(replaces),
             lane=lane,
+            ocr_pages=ocr_pages,
             cancelled=queue.cancel_check(document_id, token),
         )
     except ParseTooSlow as exc:
-        run.defer(lane=LONG)
-        return f"“{document.title}” is large ({exc}): moved to the long lane"
+        run.defer(lane=LONG, ocr_pages=exc.ocr_pages)
+        return f"“{document.title}” needs longer ({exc}): moved to the long lane"
     except ParseCancelled:
         return f"“{document.title}”: cancelled"
     finally:
@@ -124,9 +129,12 @@ def reprocess_source_task(source_id: int, *, run, mode: str = "full") -> str:
     return f"queued {len(documents)} documents of “{source.name}” for reprocessing"
 
 
-def enqueue_deferred(document_ids: list[int], *, owner_id: int) -> None:
-    for document in Document.objects.filter(pk__in=document_ids):
-        enqueue_ingest(document, user_id=owner_id, lane=LONG)
+def enqueue_deferred(deferred: dict[int, int], *, owner_id: int) -> None:
+    """Queue in the long lane what a sync left for it (id → scanned pages to OCR)."""
+    for document in Document.objects.filter(pk__in=list(deferred)):
+        enqueue_ingest(
+            document, user_id=owner_id, lane=LONG, ocr_pages=deferred.get(document.pk, 0)
+        )
 
 
 def enqueue_ingest(
@@ -172,6 +180,41 @@ def recover_documents() -> None:
             len(requeue),
             failed,
         )
+
+
+@on_demand_job(name="library_reindex", title="Re-embed the library with the chosen model")
+def reindex_task(*, run) -> str:
+    """Fill a new generation of vectors with the model an admin chose; search
+    keeps using the current one until the swap at the end."""
+
+    def progress(done: int, total: int) -> None:
+        share = 100 * done / total if total else 100
+        run.progress(f"embedded {done}/{total} passages ({share:.0f}%) with {model}")
+
+    model = configured_model().name
+    run.progress(f"re-embedding every passage with {model}", force=True)
+    report = reindex(progress=progress)
+    return (
+        f"re-embedded {report.chunks} passages with {report.model} (generation {report.generation})"
+    )
+
+
+def enqueue_reindex_if_model_changed() -> bool:
+    """Queue a reindex when the chosen embedding model is not the one the
+    index was built with (and none is running). True when one was queued."""
+    state = index_state()
+    try:
+        wanted = configured_model()
+    except EmbeddingUnavailable:
+        logger.warning("the chosen embedding model cannot be loaded; no reindex queued")
+        return False
+    if state.reindexing_since or (state.model_name, state.dimension) == (
+        wanted.name,
+        wanted.dimension,
+    ):
+        return False
+    transaction.on_commit(lambda: reindex_task())
+    return True
 
 
 def enqueue_reprocess(source: Source, *, user_id: int, mode: str) -> None:

@@ -145,6 +145,9 @@ def test_compaction_of_a_private_chat_happens_on_its_local_model(cloud_user, lib
     )
     chat, _ = run_turn(cloud_user, "physio? " + "context " * 40)
     assert chat.private
+    for n in range(4):  # four more exchanges: the first is then older than the last four
+        llm.queue(Reply(text="words " * 40))
+        chat, _ = run_turn(cloud_user, f"more {n} " + "context " * 20, chat=chat)
     llm.queue(
         lambda request: Reply(
             text="Summary." if "Summarise the conversation" in json.dumps(request) else "ok"
@@ -184,7 +187,7 @@ def test_the_fake_cloud_server_never_saw_the_marker_across_a_whole_session(
 def test_a_passage_never_names_a_newer_version_the_reader_may_not_see(
     owner, member, make_vault, make_source, embedder
 ):
-    from apps.chats.tools import _superseded_by
+    from apps.chats.tools.context import newer_version_label as _superseded_by
 
     vault = make_vault("household")
     vault.write("plans/lisbon_2026-03-01.md", "# Lisbon trip\n\nDates: 12-16 April.\n")

@@ -196,9 +196,11 @@ class QuickEmbedder:
     the end-to-end test keeps the real one (`real_embedder`)."""
 
     def __init__(self) -> None:
-        from apps.library.index.embeddings import configured_model
+        from django.conf import settings
 
-        spec = configured_model()
+        from apps.library.index.embeddings import model_spec
+
+        spec = model_spec(settings.EMBEDDING_MODEL)
         self.name, self.dimension = spec.name, spec.dimension
 
     def _vector(self, text: str) -> np.ndarray:
@@ -222,7 +224,7 @@ def _quick_embedder(request):
     if "real_embedder" in request.fixturenames:
         yield
         return
-    previous = embeddings._embedder
+    previous = embeddings._override
     embeddings.set_embedder(QuickEmbedder())
     yield
     embeddings.set_embedder(previous)
@@ -299,18 +301,18 @@ def grant(user, *flags):
 
 @pytest.fixture
 def digest_on(db):
-    from apps.digest.services import set_instance_enabled
+    from apps.digest.services import digest_instance_enable
 
-    return set_instance_enabled(enabled=True)
+    return digest_instance_enable(enabled=True)
 
 
 @pytest.fixture
 def reader(owner, local_model, digest_on):
     """The owner, allowed to run the digest, with a digest set up."""
-    from apps.digest.services import configure
+    from apps.digest.services import digest_configure
 
     user = grant(owner, permissions.RUN_PAPER_DIGEST)
-    configure(
+    digest_configure(
         user=user,
         enabled=True,
         arxiv=["cs.LG:10", "cs.CL:10"],

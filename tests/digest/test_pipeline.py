@@ -11,7 +11,7 @@ import pytest
 from apps.digest import scoring
 from apps.digest.models import Digest
 from apps.digest.papers import DigestFailed
-from apps.digest.services import run_digest, summary_json
+from apps.digest.services import digest_run, summary_json
 from apps.library.models import Document
 from apps.library.services.adding import papers_source
 from tests.digest.conftest import NOW, library_titles, papers_in, scorer
@@ -36,7 +36,7 @@ def known_paper(reader):
 
 
 def run(user, **options) -> Digest:
-    result = run_digest(user, trigger=Digest.Trigger.COMMAND, now=NOW, **options)
+    result = digest_run(user=user, trigger=Digest.Trigger.COMMAND, now=NOW, **options)
     assert result.ran
     return result.digest
 
@@ -159,7 +159,7 @@ def test_a_malformed_answer_twice_fails_that_batch_and_the_digest_lists_the_rest
 def test_every_batch_malformed_fails_the_digest(reader, fake_arxiv, fake_biorxiv, llm):
     llm.default = Reply(text="not json")
     with pytest.raises(DigestFailed, match="no batch could be scored"):
-        run_digest(reader, trigger=Digest.Trigger.COMMAND, now=NOW)
+        digest_run(user=reader, trigger=Digest.Trigger.COMMAND, now=NOW)
     assert not Document.objects.filter(source__owner=reader).exists()
 
 
@@ -169,7 +169,7 @@ def test_arxiv_down_fails_the_digest_with_no_digest_document(
 ):
     getattr(fake_arxiv, f"{fault}_next")(None)
     with pytest.raises(DigestFailed, match=r"arXiv cs\.LG") as failure:
-        run_digest(reader, trigger=Digest.Trigger.COMMAND, now=NOW)
+        digest_run(user=reader, trigger=Digest.Trigger.COMMAND, now=NOW)
     assert "tried 3 times" in str(failure.value)
     digest = Digest.objects.get(owner=reader)
     assert digest.status == Digest.Status.FAILED and "arXiv" in digest.error
@@ -182,7 +182,7 @@ def test_arxiv_down_fails_the_digest_with_no_digest_document(
 def test_biorxiv_down_fails_the_digest(reader, fake_arxiv, fake_biorxiv, llm):
     fake_biorxiv.fail_next(None)
     with pytest.raises(DigestFailed, match=r"bioRxiv bioinformatics.*503"):
-        run_digest(reader, trigger=Digest.Trigger.COMMAND, now=NOW)
+        digest_run(user=reader, trigger=Digest.Trigger.COMMAND, now=NOW)
     assert not Document.objects.filter(source__owner=reader).exists()
 
 
@@ -198,7 +198,7 @@ def test_arxiv_glitches_are_retried(reader, fake_arxiv, fake_biorxiv, llm):
 def test_the_scoring_model_unreachable_fails_the_digest(reader, fake_arxiv, fake_biorxiv, llm):
     llm.default = Reply(status=401)
     with pytest.raises(DigestFailed, match="scoring model failed"):
-        run_digest(reader, trigger=Digest.Trigger.COMMAND, now=NOW)
+        digest_run(user=reader, trigger=Digest.Trigger.COMMAND, now=NOW)
     assert not Document.objects.filter(source__owner=reader).exists()
 
 

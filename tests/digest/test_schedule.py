@@ -13,7 +13,7 @@ from django.utils import timezone
 from apps.core.models import JobRun
 from apps.digest.models import Digest, DigestClaim
 from apps.digest.schedule import current_slot, is_overdue, last_slot_before, next_slot_after
-from apps.digest.services import claim, release, run_digest
+from apps.digest.services import digest_claim, digest_claim_release, digest_run
 from apps.digest.tasks import catch_up_all, run_due
 from tests.digest.conftest import NOW
 from tests.fakes.llm import Reply
@@ -159,7 +159,7 @@ def test_nothing_runs_while_the_instance_switch_is_off(ready, digest_on):
 @pytest.mark.django_db
 def test_a_run_holding_the_claim_stops_the_catch_up(ready):
     past_digest(ready, started=MONDAY_7 - timedelta(days=7, minutes=-1))
-    token = claim(ready, trigger="scheduled")  # the weekly run is under way
+    token = digest_claim(user=ready, trigger="scheduled")  # the weekly run is under way
     assert token
 
     catch_up_all(now=MONDAY_7 + timedelta(minutes=30))
@@ -167,15 +167,15 @@ def test_a_run_holding_the_claim_stops_the_catch_up(ready):
     run = JobRun.objects.get(job="digest_run")
     assert "another digest run" in run.summary
 
-    release(ready, token)
-    assert claim(ready, trigger="x") is not None
+    digest_claim_release(user=ready, token=token)
+    assert digest_claim(user=ready, trigger="x") is not None
 
 
 @pytest.mark.django_db
 def test_a_stale_claim_from_a_dead_worker_is_taken_over(ready, settings):
     past_digest(ready, started=MONDAY_7 - timedelta(days=7, minutes=-1))
     interrupted = past_digest(ready, started=MONDAY_7, status=Digest.Status.RUNNING)
-    token = claim(ready, trigger="scheduled")
+    token = digest_claim(user=ready, trigger="scheduled")
     stale = timezone.now() - timedelta(minutes=settings.DIGEST_CLAIM_STALE_MINUTES + 1)
     DigestClaim.objects.filter(user=ready).update(claimed_at=stale)
 
@@ -184,7 +184,7 @@ def test_a_stale_claim_from_a_dead_worker_is_taken_over(ready, settings):
     interrupted.refresh_from_db()
     assert interrupted.status == Digest.Status.FAILED and "interrupted" in interrupted.error
     assert Digest.objects.filter(owner=ready, status=Digest.Status.OK).count() == 2
-    release(ready, token)  # the dead run's token no longer matches: a no-op
+    digest_claim_release(user=ready, token=token)  # the dead run's token no longer matches: a no-op
     assert DigestClaim.objects.get(user=ready).claimed_at is None
 
 
@@ -202,8 +202,8 @@ def test_the_weekly_run_and_the_catch_up_racing_make_one_digest(ready, llm):
     def start(trigger: str) -> None:
         try:
             barrier.wait()
-            results[trigger] = run_digest(
-                ready, trigger=trigger, slot=MONDAY_7, now=NOW, unless_done_since=MONDAY_7
+            results[trigger] = digest_run(
+                user=ready, trigger=trigger, slot=MONDAY_7, now=NOW, unless_done_since=MONDAY_7
             )
         except Exception as exc:  # reported by the assertion below
             results[trigger] = exc
@@ -222,5 +222,7 @@ def test_the_weekly_run_and_the_catch_up_racing_make_one_digest(ready, llm):
     assert "in progress" in skipped[0].reason
     assert Digest.objects.filter(owner=ready, slot=MONDAY_7).count() == 1
     # Whichever comes after the winner finished does nothing either.
-    late = run_digest(ready, trigger="catch-up", slot=MONDAY_7, now=NOW, unless_done_since=MONDAY_7)
+    late = digest_run(
+        user=ready, trigger="catch-up", slot=MONDAY_7, now=NOW, unless_done_since=MONDAY_7
+    )
     assert not late.ran and "already done" in late.reason

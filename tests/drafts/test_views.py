@@ -210,3 +210,45 @@ def test_the_return_address_after_an_update_stays_on_this_site(owner_client, let
     assert response["Location"] == f"/drafts/{letter.pk}/"
     response = owner_client.post(f"/drafts/{letter.pk}/update/", {"keep": "0", "next": "/drafts/"})
     assert response["Location"] == "/drafts/"
+
+
+def test_the_editors_chat_panel_starts_a_chat_linked_to_the_draft_and_tells_it_the_file(
+    owner_client, letter, local_model, llm
+):
+    from tests.fakes.llm import Reply
+
+    llm.queue(Reply(text="Looks good."))
+    response = owner_client.post(
+        f"/drafts/{letter.pk}/chat/send/",
+        {"text": "Is the tone right?", "file": "letter.md", "next": f"/drafts/{letter.pk}/"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 204
+    assert response["HX-Redirect"] == f"/drafts/{letter.pk}/"  # the page stays in the editor
+    letter.refresh_from_db()
+    question = letter.chat.messages.get(role="user")
+    assert question.text == "Is the tone right?"  # the person's words, as they wrote them
+    model_text = question.turns[0]["blocks"][0]["text"]
+    assert f"draft {letter.pk}" in model_text and "letter.md" in model_text
+
+
+def test_a_second_message_continues_the_drafts_chat(owner_client, owner, letter):
+    from apps.chats.services import turn_start
+
+    chat, _, answer = turn_start(user=owner, chat=None, text="first")
+    answer.status = "done"
+    answer.save()
+    services.draft_attach_chat(draft=letter, chat=chat)
+    response = owner_client.post(
+        f"/drafts/{letter.pk}/chat/send/", {"text": "second"}, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 200 and "second" in response.content.decode()
+    assert chat.messages.filter(role="user").count() == 2
+
+
+def test_nobody_else_can_send_into_a_drafts_chat(member, letter):
+    client = Client()
+    client.force_login(member)
+    assert client.post(f"/drafts/{letter.pk}/chat/send/", {"text": "hi"}).status_code == 404
+    letter.refresh_from_db()
+    assert letter.chat is None

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apps.library.ingest import naming
-from apps.library.ingest.naming import (
+from apps.library.naming import (
     DRAFT_RANK,
     FINAL_RANK,
     DateMatch,
     VersionMarker,
     date_from_filename,
     date_from_text,
+    dates,
     family_stem,
     is_copy_name,
     is_generic_name,
@@ -451,7 +451,7 @@ _RESERVED = (
             *("v", "ver", "version", "rev", "revision", "r", "st", "nd", "rd", "th"),
         ]
     )
-    | naming._SEQUENCE_WORDS
+    | dates._SEQUENCE_WORDS
 )  # "chapter 1" is chapter one, never a copy
 _word = st.from_regex(r"[a-z]{2,9}", fullmatch=True).filter(lambda w: w not in _RESERVED)
 _stem = st.builds(

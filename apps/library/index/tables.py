@@ -3,8 +3,8 @@
 Three tables mirror Chunk rows and are written only here, always inside the
 caller's transaction together with the Chunk rows themselves:
 
-- `library_chunk_fts` (FTS5): chunk text, and a context column (title, section,
-  record line) that bm25 weighs less.
+- `library_chunk_fts` (FTS5): title, section, path words, record fields and
+  chunk text in separate columns bm25 weighs apart (apps.library.index.fts).
 - `library_vec_<gen>` (vec0): one bit-quantised vector per chunk, partitioned
   by `partition_for(source, private, latest)`. The KNN leg scans only the
   partitions a person may see, so the privacy filter is inside the KNN query.
@@ -20,22 +20,26 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING
 
 import numpy as np
 from django.db import connection, transaction
 from django.db.models import QuerySet
 
-from apps.library.index import codes
-from apps.library.index.embeddings import EmbeddingUnavailable, configured_model
-from apps.library.ingest.parsing.types import ChunkDraft
+from apps.library.index import codes, fts
+from apps.library.index.embeddings import EmbeddingUnavailable, configured_model, model_spec
 from apps.library.models import Chunk, Document, IndexState
 
-FTS_TABLE = "library_chunk_fts"
+if TYPE_CHECKING:
+    from apps.library.ingest.parsing.types import ChunkDraft
+
+FTS_TABLE = fts.FTS_TABLE
 _VEC_INSERT = "INSERT INTO {table}(chunk_id, part, bits) VALUES (%s, %s, vec_bit(%s))"
 
 
 class IndexMismatch(EmbeddingUnavailable):
-    """The vectors on disk were made by another model than the configured one."""
+    """The vectors on disk were made by a model this instance cannot load."""
 
 
 def vec_table(generation: int) -> str:
@@ -96,13 +100,21 @@ def index_state() -> IndexState:
 
 
 def require_matching_model() -> IndexState:
-    """Stop indexing and search when the stored vectors came from another model."""
+    """The live index, when its vectors' model can be loaded here. Search and
+    sync embed with that model: an admin choosing another one changes nothing
+    until `reindex` swaps in a generation built with it."""
     state = index_state()
-    spec = configured_model()
-    if (state.model_name, state.dimension) != (spec.name, spec.dimension):
+    try:
+        spec = model_spec(state.model_name)
+    except EmbeddingUnavailable as exc:
         raise IndexMismatch(
-            f"the index was built with {state.model_name} ({state.dimension}d) but "
-            f"{spec.name} ({spec.dimension}d) is configured: run `manage.py reindex`"
+            f"the index was built with {state.model_name} ({state.dimension}d), which this "
+            f"instance cannot load ({exc}): run `manage.py reindex`"
+        ) from None
+    if spec.dimension != state.dimension:
+        raise IndexMismatch(
+            f"the index holds {state.dimension}d vectors but {spec.name} makes "
+            f"{spec.dimension}d ones: run `manage.py reindex`"
         )
     return state
 
@@ -117,10 +129,6 @@ def embed_text(header: str, section: str, text: str) -> str:
     matches any chunk of it."""
     lead = " · ".join(part for part in (header, section) if part)
     return f"{lead}\n{text}" if lead else text
-
-
-def fts_context(header: str, section: str) -> str:
-    return f"{header}\n{section}".strip()
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -196,15 +204,13 @@ def _delete_rows(chunk_ids: Sequence[int], generation: int) -> int:
     return len(chunk_ids) * 3
 
 
-def chunk_latest_flags(document: Document, drafts: Sequence[ChunkDraft]) -> list[bool]:
+def chunk_latest_flags(document: Document, section_dates: Sequence[date | None]) -> list[bool]:
     """Chunk-level "latest": the document is the newest of its family and, in a
     file of dated sections, the chunk sits in the newest section (or in an
     undated one, which nothing supersedes)."""
-    dates = [d.section_date for d in drafts if d.section_date]
+    dates = [d for d in section_dates if d]
     newest = max(dates) if dates else None
-    return [
-        document.is_latest and (d.section_date is None or d.section_date == newest) for d in drafts
-    ]
+    return [document.is_latest and (d is None or d == newest) for d in section_dates]
 
 
 def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int:
@@ -218,7 +224,7 @@ def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int
     if old_ids:
         Chunk.objects.filter(id__in=old_ids).delete()
         written += len(old_ids)
-    flags = chunk_latest_flags(document, [p.draft for p in prepared])
+    flags = chunk_latest_flags(document, [p.draft.section_date for p in prepared])
     rows = [
         Chunk(
             document=document,
@@ -230,6 +236,7 @@ def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int
             page=p.draft.page,
             annotation=p.draft.annotation,
             section_date=p.draft.section_date,
+            origin=p.draft.origin,
             is_latest=latest,
         )
         for ordinal, (p, latest) in enumerate(zip(prepared, flags, strict=True))
@@ -240,13 +247,9 @@ def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int
 
 
 def _insert_rows(document: Document, chunks: Sequence[Chunk], vectors, state: IndexState) -> None:
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            f"INSERT INTO {FTS_TABLE}(rowid, text, context) VALUES (%s, %s, %s)",
-            [(c.id, c.text, fts_context(c.header, c.section)) for c in chunks],
-        )
     for chunk in chunks:
         chunk.document = document
+    fts.insert_chunks(chunks)
     insert_vectors(chunks, vectors, state)
 
 
@@ -295,9 +298,7 @@ def repartition(document: Document) -> int:
     state = index_state()
     generation = state.generation
     chunks = list(document.chunks.only("id", "section_date", "is_latest"))
-    flags = chunk_latest_flags(
-        document, [ChunkDraft(text="", section_date=c.section_date) for c in chunks]
-    )
+    flags = chunk_latest_flags(document, [c.section_date for c in chunks])
     changed = [c for c, flag in zip(chunks, flags, strict=True) if c.is_latest != flag]
     for chunk, flag in zip(chunks, flags, strict=True):
         chunk.is_latest = flag

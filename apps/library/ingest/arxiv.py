@@ -27,7 +27,8 @@ from defusedxml import ElementTree as SafeET
 from django.conf import settings
 
 from apps.core.errors import JarvisError
-from apps.core.fetch import FetchError, FetchRefused, fetch
+from apps.core.fetch import FetchError, fetch
+from apps.core.retry import Transient, classify, with_retries
 
 logger = logging.getLogger(__name__)
 
@@ -169,10 +170,6 @@ def _from_url(text: str) -> ArxivId | None:
 # --- The Atom API
 
 
-class _Transient(Exception):
-    """One attempt failed in a way worth trying again."""
-
-
 _turn_lock = threading.Lock()
 _last_call_ended: float | None = None
 
@@ -190,12 +187,8 @@ def _api_get(url: str, *, backoff: float) -> bytes:
             time.sleep(wait)
         try:
             result = fetch(url, accept=FEED_TYPES, timeout=API_TIMEOUT_SECONDS)
-        except FetchRefused as exc:
-            raise PaperSourceDown(f"the arXiv API address was refused: {exc}") from exc
         except FetchError as exc:
-            if exc.status is None or exc.status >= 500 or exc.status == 429:
-                raise _Transient(str(exc)) from exc
-            raise PaperSourceDown(f"the arXiv API refused the request: {exc}") from exc
+            raise classify(exc, api="arXiv API", down=PaperSourceDown) from exc
         finally:
             _last_call_ended = time.monotonic()
     return result.body
@@ -215,21 +208,14 @@ def _query(
     """Calls the API until `complete(feed)` or ATTEMPTS run out. Returns the last
     feed (None when no attempt produced one) and the cause of the last failure."""
     url = f"{str(settings.ARXIV_API_URL).rstrip('/')}/query?{urlencode(params)}"
-    feed: _Feed | None = None
-    cause = ""
-    for attempt in range(1, ATTEMPTS + 1):
-        backoff = RETRY_BACKOFF_SECONDS * 2 ** (attempt - 2) if attempt > 1 else 0.0
-        try:
-            feed = _parse_feed(_api_get(url, backoff=backoff))
-        except _Transient as exc:
-            feed, cause = None, str(exc)
-        else:
-            if complete(feed):
-                return feed, ""
-            cause = "an empty answer"
-        if attempt < ATTEMPTS:
-            logger.info("arXiv API: %s (attempt %d of %d), retrying", cause, attempt, ATTEMPTS)
-    return feed, cause
+
+    def attempt(number: int, backoff: float) -> tuple[_Feed | None, str]:
+        feed = _parse_feed(_api_get(url, backoff=backoff))
+        return feed, "" if complete(feed) else "an empty answer"
+
+    return with_retries(
+        attempt, attempts=ATTEMPTS, first_backoff=RETRY_BACKOFF_SECONDS, api="arXiv API"
+    )
 
 
 def _parse_feed(body: bytes) -> _Feed:
@@ -237,9 +223,9 @@ def _parse_feed(body: bytes) -> _Feed:
         root = SafeET.fromstring(body)
     except (StdET.ParseError, DefusedXmlException) as exc:
         logger.info("arXiv API: unreadable feed: %s", exc)
-        raise _Transient("an unreadable feed") from exc
+        raise Transient("an unreadable feed") from exc
     if root.tag != f"{ATOM}feed":
-        raise _Transient("an answer that is not an Atom feed")
+        raise Transient("an answer that is not an Atom feed")
     total = None
     total_text = (root.findtext(f"{OPENSEARCH}totalResults") or "").strip()
     if total_text.isdigit():

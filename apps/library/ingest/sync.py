@@ -27,13 +27,14 @@ import logging
 import os
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import date
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 from django.db import transaction
 
 from apps.core.errors import Refused
-from apps.library.index import tables
+from apps.library.index import fts, tables
 from apps.library.index.embeddings import Embedder, get_embedder
 from apps.library.ingest import versions
 from apps.library.ingest.isolated import (
@@ -45,8 +46,7 @@ from apps.library.ingest.isolated import (
     ParseTooSlow,
     parse_many,
 )
-from apps.library.ingest.naming import is_copy_name
-from apps.library.ingest.parsing.types import ParsedDocument, UnreadableDocument
+from apps.library.ingest.parsing.types import ParsedDocument, ParseOptions, UnreadableDocument
 from apps.library.ingest.pipeline import (
     apply_parsed,
     content_hash,
@@ -56,8 +56,15 @@ from apps.library.ingest.pipeline import (
     mark_failed,
     prepare,
 )
+from apps.library.ingest.vision import (
+    VisionPlan,
+    images_describe,
+    parse_options_for,
+    vision_plan,
+)
 from apps.library.ingest.walk import FileInfo, under, walk_source
 from apps.library.models import Document, DocumentFile, Source
+from apps.library.naming import date_from_filename, is_copy_name
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +88,9 @@ class SyncReport:
     seconds: float = 0.0
     waiting: list[str] = field(default_factory=list)  # inbox files still being written
     indexed: list[dict[str, str]] = field(default_factory=list)  # inbox: title, authors, DOI
-    deferred: list[int] = field(default_factory=list)  # documents left for the long lane
+    # Documents left for the long lane: id → scanned pages it needs read by
+    # OCR (0 when it is merely large), which sizes its time limit there.
+    deferred: dict[int, int] = field(default_factory=dict)
 
     def merge(self, other: SyncReport) -> None:
         for name in ("seen", "added", "updated", "unchanged", "removed"):
@@ -89,7 +98,7 @@ class SyncReport:
         self.failed.extend(other.failed)
         self.waiting.extend(other.waiting)
         self.indexed.extend(other.indexed)
-        self.deferred.extend(other.deferred)
+        self.deferred.update(other.deferred)
         self.chunks_embedded += other.chunks_embedded
         self.rows_written += other.rows_written
         self.seconds += other.seconds
@@ -130,9 +139,13 @@ class _ToParse:
     digest: str
     current: DocumentFile | None
 
+    options: ParseOptions
+
     @property
     def item(self) -> ParseItem:
-        return ParseItem(data=self.data, kind=self.info.kind, filename=self.info.rel)
+        return ParseItem(
+            data=self.data, kind=self.info.kind, filename=self.info.rel, options=self.options
+        )
 
 
 @dataclass
@@ -159,6 +172,16 @@ class _Sync:
         self.pending: list[_Pending] = []
         self.pending_chunks = 0
         self.inbox = source.kind == Source.Kind.INBOX
+        self._plans: dict[bool, VisionPlan] = {}  # by "in a private folder"
+
+    def plan(self, rel: str) -> VisionPlan:
+        private = under(rel, self.source.private_dirs)
+        if private not in self._plans:
+            self._plans[private] = vision_plan(self.source, in_private_dir=private)
+        return self._plans[private]
+
+    def options(self, rel: str) -> ParseOptions:
+        return parse_options_for(self.source, self.plan(rel))
 
     @property
     def embedder(self) -> Embedder:
@@ -266,7 +289,7 @@ class _Sync:
     def _index(self, info: FileInfo, data: bytes, digest: str, current) -> None:
         """Queue the file for parsing: small notes wait to fill a batch (one
         child for many), anything else is parsed on its own right away."""
-        job = _ToParse(info, data, digest, current)
+        job = _ToParse(info, data, digest, current, self.options(info.rel))
         if not job.item.batchable:
             self._parse_waiting()
             self._parse([job])
@@ -286,9 +309,9 @@ class _Sync:
         for job, result in zip(jobs, results, strict=True):
             if isinstance(result, ParseTooSlow):
                 if self.defer_slow:
-                    self._defer(job)
+                    self._defer(job, ocr_pages=result.ocr_pages)
                     continue
-                result = parse_many([job.item], lane=LONG)[0]
+                result = parse_many([job.item], lane=LONG, ocr_pages=result.ocr_pages)[0]
             self._parsed(job, result)
 
     def _document_for(self, job: _ToParse) -> tuple[Document, str | None]:
@@ -311,6 +334,8 @@ class _Sync:
             self.report.failed.append({"path": info.rel, "reason": reason})
             self._indexed(document, job.digest, previous_hash, current)
             return
+        # Network work (a vision model), after the parse, outside any transaction.
+        images_describe(result, source=self.source, plan=self.plan(info.rel), title=result.title)
         prepared = prepare(result, result.title)
         self.pending.append(
             _Pending(
@@ -321,7 +346,7 @@ class _Sync:
         if self.pending_chunks >= EMBED_GROUP:
             self._flush()
 
-    def _defer(self, job: _ToParse) -> None:
+    def _defer(self, job: _ToParse, *, ocr_pages: int) -> None:
         """A file too slow for the quick lane: recorded as pending (its old
         passages, if any, stay searchable meanwhile) for the long lane."""
         info = job.info
@@ -337,7 +362,7 @@ class _Sync:
             document.save()
             rows = 1 + self._point_file(document, info, len(job.data), job.current)
         self.report.rows_written += rows
-        self.report.deferred.append(document.pk)
+        self.report.deferred[document.pk] = ocr_pages
         self._indexed(document, job.digest, previous_hash, job.current)
 
     def _flush(self) -> None:
@@ -438,11 +463,15 @@ class _Sync:
                 continue
             with transaction.atomic():
                 moved = private != document.in_private_dir
+                renamed = best != document.path
                 document.path, document.in_private_dir = best, private
                 document.save(update_fields=["path", "in_private_dir"])
                 self.report.rows_written += 1
                 if moved:
                     self.report.rows_written += tables.repartition(document)
+                if renamed:  # the file name's words are a keyword column
+                    fts.refresh_document(document)
+                    self.report.rows_written += document.chunks.count()
 
 
 def source_sync(
@@ -456,27 +485,41 @@ def source_sync(
     return _Sync(source, embedder, defer_slow).run()
 
 
+def _failed_date(document: Document) -> tuple[date | None, bool]:
+    """A failed version has no parsed content date: its file name's date, else
+    it is dated by its file time (weak)."""
+    found = date_from_filename(PurePosixPath(document.path).stem)
+    return (found.value, False) if found else (None, True)
+
+
 def refresh_families(source: Source) -> int:
-    """Recompute version families and latest flags for a source; write only
-    what changed (a stable source writes nothing). Returns rows written."""
-    documents = list(source.documents.filter(status=Document.Status.READY))
+    """Recompute version families, their order and latest flags for a source;
+    write only what changed (a stable source writes nothing). Failed versions
+    keep their place in the order but are never latest. Returns rows written."""
+    documents = list(
+        source.documents.filter(status__in=[Document.Status.READY, Document.Status.FAILED])
+    )
     mtimes: dict[int, int] = {}
     for document_id, mtime in DocumentFile.objects.filter(source=source).values_list(
         "document_id", "mtime_ns"
     ):
         mtimes[document_id] = max(mtimes.get(document_id, 0), mtime)
-    members = [
-        versions.Member(
-            id=d.pk,
-            path=d.path,
-            title=d.title,
-            effective_date=d.effective_date,
-            mtime_ns=mtimes.get(d.pk) or int((d.fetched_at or d.created_at).timestamp() * 1e9),
-            date_is_weak=d.date_is_weak,
-            url=d.url,
+    members = []
+    for d in documents:
+        readable = d.status == Document.Status.READY
+        effective, weak = (d.effective_date, d.date_is_weak) if readable else _failed_date(d)
+        members.append(
+            versions.Member(
+                id=d.pk,
+                path=d.path,
+                title=d.title,
+                effective_date=effective,
+                mtime_ns=mtimes.get(d.pk) or int((d.fetched_at or d.created_at).timestamp() * 1e9),
+                date_is_weak=weak,
+                url=d.url,
+                readable=readable,
+            )
         )
-        for d in documents
-    ]
     candidates = versions.cross_folder_candidates(members, source.unversioned_dirs)
     for member in members:
         if member.id in candidates:
@@ -484,15 +527,17 @@ def refresh_families(source: Source) -> int:
             member.text = "\n".join(texts)[:CROSS_FOLDER_TEXT_CHARS]
     assignments = versions.assign(members, source.unversioned_dirs)
     rows = 0
+    fields = ["family", "version_rank", "is_latest", "family_position"]
     for document in documents:
         wanted = assignments[document.pk]
-        now = (wanted.family, wanted.version_rank, wanted.is_latest)
-        if (document.family, document.version_rank, document.is_latest) == now:
+        now = (wanted.family, wanted.version_rank, wanted.is_latest, wanted.position)
+        if tuple(getattr(document, f) for f in fields) == now:
             continue
         latest_changed = document.is_latest != wanted.is_latest
-        document.family, document.version_rank, document.is_latest = now
+        for name, value in zip(fields, now, strict=True):
+            setattr(document, name, value)
         with transaction.atomic():
-            document.save(update_fields=["family", "version_rank", "is_latest"])
+            document.save(update_fields=fields)
             rows += 1
             if latest_changed:
                 rows += tables.repartition(document)

@@ -11,7 +11,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from apps.core.errors import Refused
-from apps.library.index import tables
+from apps.library.index import fts, tables
 from apps.library.index.embeddings import Embedder, get_embedder
 from apps.library.ingest.isolated import (
     LONG,
@@ -22,10 +22,12 @@ from apps.library.ingest.isolated import (
     ParseTooSlow,
     parse_one,
 )
-from apps.library.ingest.parsing.types import UnreadableDocument
+from apps.library.ingest.parsing.types import ParseOptions, UnreadableDocument
 from apps.library.ingest.pipeline import apply_parsed, embed_missing, mark_failed, prepare
 from apps.library.ingest.storage import original_path, original_release, read_original
 from apps.library.ingest.sync import refresh_families
+from apps.library.ingest.vision import images_describe, parse_options_for, vision_plan
+from apps.library.ingest.walk import under
 from apps.library.models import Document, Source, SourceExclusion
 from apps.library.previews import release_after_commit
 
@@ -38,7 +40,13 @@ STOPPED_TWICE = "stopped the parser twice; not retried"
 
 def set_status(document: Document, status: str, error: str = "") -> None:
     document.status, document.error = status, error
-    Document.objects.filter(pk=document.pk).update(status=status, error=error)
+    Document.objects.filter(pk=document.pk).update(status=status, error=error, progress="")
+
+
+def set_progress(document: Document, progress: str) -> None:
+    """What the worker is doing, shown beside "parsing" (one autocommitted update)."""
+    document.progress = progress[:200]
+    Document.objects.filter(pk=document.pk).update(progress=document.progress)
 
 
 def document_ingest(
@@ -52,6 +60,7 @@ def document_ingest(
     date_override: tuple[date, str] | None = None,
     replaces: list[int] | tuple[int, ...] = (),
     lane: str = LONG,
+    ocr_pages: int = 0,
     cancelled: CancelCheck | None = None,
 ) -> Document:
     """Parse a stored document's original (in a child process with the
@@ -65,11 +74,19 @@ def document_ingest(
     Raises ParseTooSlow (quick lane: the caller moves it to the long lane;
     the document is pending again) and ParseCancelled (`cancelled()` turned
     true: nothing is written). A parser that crashes is tried once more; the
-    second crash fails the document with STOPPED_TWICE."""
+    second crash fails the document with STOPPED_TWICE. `ocr_pages`: the
+    scanned pages the quick lane found, which lengthen the long lane's limit."""
     source = document.source
     set_status(document, Document.Status.PARSING)
+    plan = vision_plan(source, in_private_dir=under(document.path, source.private_dirs))
     try:
-        parsed, mtime_ns = _parse_original(document, lane=lane, cancelled=cancelled)
+        parsed, mtime_ns = _parse_original(
+            document,
+            options=parse_options_for(source, plan),
+            lane=lane,
+            ocr_pages=ocr_pages,
+            cancelled=cancelled,
+        )
     except (UnreadableDocument, Refused) as exc:
         with transaction.atomic():
             if cancelled is not None and cancelled.now():
@@ -89,6 +106,18 @@ def document_ingest(
     parsed.title = title or parsed.title
     parsed.authors = authors or parsed.authors
     parsed.doi = doi or parsed.doi
+    # Network work (a vision model), after the parse and before any transaction.
+    try:
+        images_describe(
+            parsed,
+            source=source,
+            plan=plan,
+            title=parsed.title,
+            progress=lambda message: set_progress(document, message),
+        )
+    except Exception as exc:  # recorded on the document; the job run records the traceback
+        set_status(document, Document.Status.FAILED, f"describing images failed: {exc}")
+        raise
     prepared = prepare(parsed, parsed.title)
     try:
         if full:
@@ -122,13 +151,17 @@ def document_ingest(
     return document
 
 
-def _parse_original(document: Document, *, lane: str, cancelled) -> tuple:
+def _parse_original(
+    document: Document, *, options: ParseOptions, lane: str, ocr_pages: int, cancelled
+) -> tuple:
     data = read_original(document)
     mtime_ns = original_path(document).stat().st_mtime_ns
-    item = ParseItem(data=data, kind=document.kind, filename=document.path, url=document.url)
+    item = ParseItem(
+        data=data, kind=document.kind, filename=document.path, url=document.url, options=options
+    )
     while True:
         try:
-            return parse_one(item, lane=lane, cancelled=cancelled), mtime_ns
+            return parse_one(item, lane=lane, ocr_pages=ocr_pages, cancelled=cancelled), mtime_ns
         except ParserCrashed as exc:
             if record_parser_crash(document) >= 2:
                 raise UnreadableDocument(STOPPED_TWICE) from exc
@@ -172,7 +205,9 @@ def document_metadata_update(
         setattr(document, field, value)
     document.edited = sorted(edited)
     # Last write wins: two tabs saving in turn both succeed, the later one shows.
-    document.save(update_fields=[*values, "edited", "updated_at"])
+    with transaction.atomic():
+        document.save(update_fields=[*values, "edited", "updated_at"])
+        fts.refresh_document(document)  # the title is a keyword column
     return document
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import mimetypes
 from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from asgiref.sync import sync_to_async
 from django.contrib import messages
@@ -14,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from apps.core.errors import Refused
 from apps.library.ingest.storage import original_path
-from apps.library.models import Document
+from apps.library.models import Chunk, Document
 from apps.library.previews import PREVIEW_PAGES, page_png
 from apps.library.selectors import family_of, get_document_for
 from apps.library.services.documents import (
@@ -25,6 +27,8 @@ from apps.library.services.documents import (
 )
 from apps.library.services.queue import document_cancel, document_prepare_retry
 from apps.library.tasks import enqueue_ingest
+
+FIGURE_KINDS = ("figure", "photo")
 
 
 def _is_owner(request: HttpRequest, document: Document) -> bool:
@@ -38,14 +42,23 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     chunks = list(document.chunks.order_by("ordinal"))
     annotations: dict[int, list] = defaultdict(list)
     for chunk in chunks:
-        if chunk.annotation:
+        if chunk.annotation and chunk.annotation not in FIGURE_KINDS:
             annotations[chunk.page or 0].append(chunk)
+    body = [c for c in chunks if not c.annotation]
     versions = family_of(request.user, document)
+    timeline = _timeline(document.source.name, versions)
     context = {
         "document": document,
-        "body": [c for c in chunks if not c.annotation],
+        # Latest for this person: the newest version they may see (a newer one
+        # in its owner's private folder does not exist for them).
+        "is_current": document.status != Document.Status.READY
+        or not versions
+        or versions[-1].pk == document.pk,
+        "body": body,
+        "pages": _pages_with_ocr(document, body),
+        "figures": [c for c in chunks if c.annotation in FIGURE_KINDS],
         "annotations": sorted(annotations.items()),
-        "versions": _timeline(versions),
+        "versions": timeline,
         "paths": sorted(document.files.values_list("path", flat=True)),
         "tags": sorted(document.tag_rows.values_list("tag", flat=True)),
         "is_owner": _is_owner(request, document),
@@ -56,18 +69,62 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, context)
 
 
-def _timeline(versions: list[Document]) -> list[dict]:
-    """Each version with the one that superseded it (the next newer one)."""
+def _timeline(source_name: str, versions: list[Document]) -> list[dict]:
+    """Each version (of those the person may see) with the one that superseded it,
+    and where it moved from when it sits in another folder than the one before."""
     rows = []
     for position, version in enumerate(versions):
         newer = versions[position + 1] if position + 1 < len(versions) else None
-        rows.append({"document": version, "superseded_by": None if version.is_latest else newer})
+        older = versions[position - 1] if position else None
+        moved = None
+        if older is not None and _folder(older.path) != _folder(version.path):
+            moved = {
+                "from": f"{source_name}/{_folder(older.path)}",
+                "to": f"{source_name}/{_folder(version.path)}",
+            }
+        rows.append(
+            {"document": version, "superseded_by": newer, "current": newer is None, "moved": moved}
+        )
     return rows
+
+
+@dataclass
+class _Page:
+    number: int
+    ocr: bool  # its text was recognised by OCR (its image is shown beside it)
+    empty: bool  # OCR found nothing on it
+    chunks: list[Chunk] = field(default_factory=list)
+
+
+def _pages_with_ocr(document: Document, body: list[Chunk]) -> list[_Page]:
+    """For a document with recognised pages: every page in order, each with its
+    text, and for recognised ones a flag to show the page image beside it.
+    Empty for documents without OCR (their text is shown as one column)."""
+    ocr = document.ocr or {}
+    recognised = set(ocr.get("pages") or [])
+    if not recognised:
+        return []
+    empty = set(ocr.get("empty") or [])
+    pages: dict[int, _Page] = {}
+    for chunk in body:
+        number = chunk.page or 1
+        page = pages.setdefault(number, _Page(number, number in recognised, number in empty))
+        page.chunks.append(chunk)
+    for number in recognised:
+        pages.setdefault(number, _Page(number, True, number in empty))
+    return [pages[n] for n in sorted(pages)]
+
+
+def _folder(path: str) -> str:
+    parent = str(PurePosixPath(path).parent)
+    return "" if parent == "." else f"{parent}/"
 
 
 def _preview_pages(document: Document) -> list[int]:
     if document.kind not in ("pdf", "paper") or document.status != Document.Status.READY:
         return []
+    if (document.ocr or {}).get("pages"):
+        return []  # recognised pages are shown beside their text instead
     pages = document.chunks.exclude(page=None).values_list("page", flat=True)
     last = max(pages, default=0)
     return list(range(1, min(last, PREVIEW_PAGES) + 1))
@@ -88,17 +145,23 @@ def original(request: HttpRequest, pk: int) -> HttpResponse:
     return FileResponse(handle, as_attachment=True, filename=name, content_type=content_type)
 
 
+def _may_show_page(document: Document, number: int) -> bool:
+    recognised = number in ((document.ocr or {}).get("pages") or [])
+    if document.kind in ("pdf", "paper"):
+        return 1 <= number <= PREVIEW_PAGES or recognised
+    return document.kind == "image" and (number == 1 or recognised)
+
+
 @login_required
 @require_GET
 async def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse:
-    """A PDF page as a PNG: a preview with no PDF viewer and no script.
-    Async: the render runs in a sandbox child (apps.library.previews) while
-    the event loop serves everyone else."""
-    if not 1 <= number <= PREVIEW_PAGES:
-        raise Http404
+    """A PDF page, or an uploaded image turned upright, as a PNG: a preview
+    with no PDF viewer and no script. Async: the render runs in a sandbox
+    child (apps.library.previews) while the event loop serves everyone else."""
     user = await request.auser()
-    document, pdf = await sync_to_async(_previewable)(user, pk)
-    png = await page_png(content_hash=document.content_hash, pdf=pdf, number=number)
+    document, path = await sync_to_async(_previewable)(user, pk, number)
+    kind = "image" if document.kind == "image" else "pdf"
+    png = await page_png(content_hash=document.content_hash, path=path, number=number, kind=kind)
     if png is None:
         raise Http404("this page has no preview")
     response = FileResponse(png.open("rb"), content_type="image/png")
@@ -106,17 +169,17 @@ async def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse
     return response
 
 
-def _previewable(user, pk: int):
+def _previewable(user, pk: int, number: int):
     document = get_document_for(user, pk)
-    if document.kind not in ("pdf", "paper"):
+    if not _may_show_page(document, number):
         raise Http404
     try:
-        pdf = original_path(document)
+        path = original_path(document)
     except Refused:
         raise Http404("the original file is not available") from None
-    if not pdf.is_file():
+    if not path.is_file():
         raise Http404("the original file is not available")
-    return document, pdf
+    return document, path
 
 
 @login_required

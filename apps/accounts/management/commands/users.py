@@ -1,16 +1,19 @@
-"""manage.py users add|list|set-password|disable|enable"""
+"""manage.py users add|list|set-password|disable|enable|unlock"""
 
 from __future__ import annotations
 
 import getpass
+import ipaddress
 import secrets
 import sys
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from apps.accounts import services
+from apps.accounts.commands import user_named
 from apps.accounts.models import User
+from apps.core.commands import SubcommandCommand
 from apps.core.errors import AlreadyExists
 
 
@@ -28,14 +31,7 @@ def _read_password(*, from_stdin: bool, prompt: bool) -> str | None:
     return None
 
 
-def _get_user(name: str) -> User:
-    try:
-        return User.objects.get(username__iexact=name)
-    except User.DoesNotExist:
-        raise CommandError(f"no user named {name!r}") from None
-
-
-class Command(BaseCommand):
+class Command(SubcommandCommand):
     help = "Manage household accounts."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -63,11 +59,13 @@ class Command(BaseCommand):
         enable = sub.add_parser("enable", help="enable a disabled user")
         enable.add_argument("name")
 
-    def handle(self, *args, **options) -> None:
-        action = options["action"].replace("-", "_")
-        getattr(self, f"do_{action}")(options)
+        unlock = sub.add_parser(
+            "unlock", help="lift a sign-in lock: forget a name's (or an address's) failed attempts"
+        )
+        unlock.add_argument("name", nargs="?", help="the name that was typed at sign-in")
+        unlock.add_argument("--address", help="the client address, for every name")
 
-    def do_add(self, options: dict) -> None:
+    def add(self, options: dict) -> None:
         password = _read_password(from_stdin=options["password_stdin"], prompt=True)
         generated = password is None
         if generated:
@@ -90,7 +88,7 @@ class Command(BaseCommand):
         if generated:
             self.stdout.write(f"password: {password}")
 
-    def do_list(self, options: dict) -> None:
+    def list(self, options: dict) -> None:
         rows = [("NAME", "DISPLAY NAME", "ROLE", "ACTIVE", "GROUPS", "LAST LOGIN")]
         for user in User.objects.order_by("username").prefetch_related("groups"):
             rows.append(
@@ -109,8 +107,8 @@ class Command(BaseCommand):
                 "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip()
             )
 
-    def do_set_password(self, options: dict) -> None:
-        user = _get_user(options["name"])
+    def set_password(self, options: dict) -> None:
+        user = user_named(options["name"])
         password = _read_password(from_stdin=options["password_stdin"], prompt=True)
         if password is None:
             raise CommandError("give the password on a terminal or with --password-stdin")
@@ -121,12 +119,25 @@ class Command(BaseCommand):
         ended = services.end_sessions_of(user=user)
         self.stdout.write(f"password set for {user.username}; ended {ended} session(s)")
 
-    def do_disable(self, options: dict) -> None:
-        user = _get_user(options["name"])
+    def disable(self, options: dict) -> None:
+        user = user_named(options["name"])
         ended = services.user_set_active(user=user, active=False)
         self.stdout.write(f"disabled {user.username}; ended {ended} session(s)")
 
-    def do_enable(self, options: dict) -> None:
-        user = _get_user(options["name"])
+    def enable(self, options: dict) -> None:
+        user = user_named(options["name"])
         services.user_set_active(user=user, active=True)
         self.stdout.write(f"enabled {user.username}")
+
+    def unlock(self, options: dict) -> None:
+        name, address = options["name"], options["address"]
+        if not name and not address:
+            raise CommandError("give a name, --address ADDRESS, or both")
+        if address:
+            try:
+                ipaddress.ip_address(address)
+            except ValueError:
+                raise CommandError(f"not an IP address: {address!r}") from None
+        cleared = services.login_failures_clear(username=name, ip=address)
+        what = " from ".join(part for part in (name, address) if part)
+        self.stdout.write(f"unlocked {what}; forgot {cleared} failed attempt(s)")

@@ -19,6 +19,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from apps.accounts.commands import user_named
 from apps.accounts.models import User
 from apps.agents import services
 from apps.agents.models import SSHProfile
@@ -106,10 +107,7 @@ class Command(BaseCommand):
             getattr(self, f"profiles_{options['action']}")(user, options)
 
     def _user(self, username: str) -> User:
-        try:
-            user = User.objects.get(username__iexact=username, is_active=True)
-        except User.DoesNotExist:
-            raise CommandError(f"no active user named {username!r}") from None
+        user = user_named(username, active=True)
         if not may_use_agents(user):
             raise CommandError(
                 f"{user.username} may not use agent chats: an admin grants the "

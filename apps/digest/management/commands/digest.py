@@ -21,14 +21,14 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from apps.accounts.models import User
+from apps.accounts.commands import user_named
 from apps.core.errors import Refused
 from apps.core.jobs import job_run
 from apps.digest import config
 from apps.digest.models import Digest
 from apps.digest.papers import DigestFailed
 from apps.digest.selectors import digest_users, may_run_digest, settings_for
-from apps.digest.services import configure, run_digest, set_instance_enabled, summary_json
+from apps.digest.services import digest_configure, digest_instance_enable, digest_run, summary_json
 from apps.instance.selectors import instance_settings
 
 DISABLED = """\
@@ -40,13 +40,6 @@ digest on the Digests page (or: manage.py digest configure --user NAME ...).
 To run once anyway: manage.py digest --force [--user NAME]"""
 
 CONFIGURE_ONLY = ("arxiv", "biorxiv", "keyword", "model", "context_file", "folder", "instance")
-
-
-def _user(name: str) -> User:
-    try:
-        return User.objects.get(username__iexact=name)
-    except User.DoesNotExist:
-        raise CommandError(f"no user named {name!r}") from None
 
 
 class Command(BaseCommand):
@@ -108,19 +101,19 @@ class Command(BaseCommand):
                 state = "on" if instance_settings().digest_enabled else "off"
                 self.stdout.write(f"The paper digest is {state} for this instance.")
                 return
-            set_instance_enabled(enabled=options["enable"])
+            digest_instance_enable(enabled=options["enable"])
             state = "on" if options["enable"] else "off"
             self.stdout.write(f"The paper digest is now {state} for this instance.")
             return
         if not options["user"]:
             raise CommandError("configure needs --user NAME (or --instance)")
-        user = _user(options["user"])
+        user = user_named(options["user"])
         enabled = True if options["enable"] else False if options["disable"] else None
         context = None
         if options["context_file"]:
             context = self._read_context(options["context_file"])
         try:
-            current = configure(
+            current = digest_configure(
                 user=user,
                 enabled=enabled,
                 arxiv=options["arxiv"],
@@ -167,7 +160,7 @@ class Command(BaseCommand):
             self.stdout.write(DISABLED)
             return
         if options["user"]:
-            user = _user(options["user"])
+            user = user_named(options["user"])
             if not may_run_digest(user):
                 raise CommandError(
                     f"{user.username} does not have the permission to run the paper digest "
@@ -208,7 +201,7 @@ class Command(BaseCommand):
 
     def _run_one(self, user) -> dict:
         with job_run("digest_run", user_id=user.pk, trigger="command") as run:
-            result = run_digest(user, trigger=Digest.Trigger.COMMAND)
+            result = digest_run(user=user, trigger=Digest.Trigger.COMMAND)
             if not result.ran:
                 run.summary = f"{user.username}: not run ({result.reason})"
                 if not self._json:

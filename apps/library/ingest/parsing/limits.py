@@ -28,7 +28,22 @@ READ_CHUNK = 1 << 16
 _PDF_KINDS = ("pdf", "paper")
 _TEXT_KINDS = ("note", "text", "web")
 _ZIP_SIGNATURE = b"PK\x03\x04"
-_FORMAT_NAMES = {"epub": "EPUB", "pdf": "PDF", "paper": "PDF"}
+_FORMAT_NAMES = {
+    "epub": "EPUB",
+    "pdf": "PDF",
+    "paper": "PDF",
+    "docx": "Word document",
+    "pptx": "PowerPoint file",
+    "xlsx": "Excel workbook",
+    "odt": "OpenDocument text",
+    "ods": "OpenDocument spreadsheet",
+}
+# Figure and photo pixels a parse hands back for the vision model (downscaled
+# to VISION_MAX_SIDE already, so a real one is well under the first): each
+# image, and all of one document's together. Over either, the figure is
+# indexed by its caption alone, with a warning.
+MAX_FIGURE_IMAGE_BYTES = 8 * MB
+MAX_FIGURE_IMAGES_BYTES = 48 * MB
 
 
 class LimitExceeded(UnreadableDocument):

@@ -19,6 +19,48 @@ class ChunkDraft:
     page: int | None = None  # 1-based PDF page
     annotation: str = ""  # "" for body text, else highlight|underline|squiggly|strikeout|note
     section_date: date | None = None  # set when the chunk sits under a dated heading
+    origin: str = ""  # "" for text the file holds, "ocr" for text recognised in an image
+
+
+@dataclass
+class Figure:
+    """An image worth describing: a PDF figure (with the caption printed near
+    it) or an uploaded photo. Turned into a `[FIGURE p.N]` / `[PHOTO]` chunk
+    after parsing, described by a vision model when the collection allows it
+    (apps.library.ingest.vision); without one the caption alone is indexed."""
+
+    kind: str  # "figure" | "photo"
+    page: int  # 1-based; a photo is page 1
+    caption: str
+    # What a description is remembered by: the extracted image's own bytes,
+    # so re-parsing an unchanged file never asks for a new description.
+    image_hash: str
+    # A downscaled PNG/JPEG for the vision model; empty when the collection
+    # does not describe images (no need to carry the pixels around).
+    image: bytes = b""
+    media_type: str = "image/png"
+
+
+class OcrNeeded(Exception):
+    """Raised instead of reading scanned pages or images by OCR when the parse
+    may not (`ParseOptions.ocr_elsewhere`, the quick lane): OCR takes seconds
+    a page, so the file goes to the long lane, whose time limit grows with
+    `pages` (apps.library.ingest.isolated)."""
+
+    def __init__(self, pages: int) -> None:
+        super().__init__(f"{pages} scanned page{'s' if pages != 1 else ''} to read by OCR")
+        self.pages = pages
+
+
+@dataclass(frozen=True)
+class ParseOptions:
+    """What a parse may do beyond reading the file; plain data, so it can be
+    handed to a child process. Defaults suit a collection with nothing set."""
+
+    ocr_languages: str = "eng"  # Tesseract's "eng+deu" form; "" turns OCR off
+    figure_images: bool = False  # carry figure/photo pixels for a vision model
+    ocr_max_pages: int = 100  # scanned PDF pages read by OCR (JARVIS_OCR_MAX_PAGES)
+    ocr_elsewhere: bool = False  # raise OcrNeeded instead of running OCR (the quick lane)
 
 
 @dataclass
@@ -41,7 +83,7 @@ class RecordFields:
 @dataclass
 class ParsedDocument:
     title: str
-    kind: str  # note | text | pdf | web | epub | paper
+    kind: str  # note | text | pdf | web | epub | paper | image | docx | pptx | xlsx | …
     chunks: list[ChunkDraft]
     record: RecordFields = field(default_factory=RecordFields)
     # A date the content itself gives: frontmatter `date:` or a dated first heading.
@@ -53,3 +95,9 @@ class ParsedDocument:
     url: str = ""  # web pages and papers: where it came from
     site: str = ""  # web pages: the site's name or host
     warnings: list[str] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    # Filled after parsing, outside the parse: image_hash -> one-paragraph description.
+    descriptions: dict[str, str] = field(default_factory=dict)
+    # Pages whose text was recognised by OCR, and those of them that yielded none.
+    ocr_pages: list[int] = field(default_factory=list)
+    ocr_empty_pages: list[int] = field(default_factory=list)

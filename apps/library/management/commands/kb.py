@@ -9,9 +9,10 @@ keep them stable.
   kb sources list [--json]
   kb sync [--source ID | --owner USER] [--json]
   kb add --owner USER PATH_URL_OR_ARXIV_ID [--replace] [--refresh]
+      (a local PATH must lie under JARVIS_VAULTS_ROOT and not in Jarvis's data dir)
   kb schema [KEY] [--user USER]
   kb search --user USER [--mode auto|present|history|lookup] [--cloud-only]
-            [--limit N] [--json] [--queries-file FILE] QUERY
+            [--latest-only] [--limit N] [--json] [--queries-file FILE] QUERY
   kb show DOC_ID --user USER
   kb stats [--user USER]
   kb doctor [--fix]
@@ -28,12 +29,12 @@ import time
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import connection
 
-from apps.accounts.models import User
-from apps.core.errors import JarvisError
-from apps.library.index import doctor
+from apps.accounts.commands import user_named
+from apps.core.commands import SubcommandCommand
+from apps.library import doctor
 from apps.library.index.embeddings import EmbeddingUnavailable
 from apps.library.index.tables import index_state
 from apps.library.ingest import arxiv
@@ -56,13 +57,6 @@ class _Operator:
         return True
 
 
-def _user(name: str) -> User:
-    try:
-        return User.objects.get(username__iexact=name)
-    except User.DoesNotExist:
-        raise CommandError(f"no user named {name!r}") from None
-
-
 def _source_dict(source: Source) -> dict:
     return {
         "id": source.pk,
@@ -75,14 +69,14 @@ def _source_dict(source: Source) -> dict:
     }
 
 
-class Command(BaseCommand):
+class Command(SubcommandCommand):
     help = "Manage and query the knowledge base."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        sub = parser.add_subparsers(dest="action", required=True)
+        sub = parser.add_subparsers(dest="noun", required=True)
 
         sources = sub.add_parser("sources", help="register and list sources")
-        ssub = sources.add_subparsers(dest="sources_action", required=True)
+        ssub = sources.add_subparsers(dest="action", required=True)
         add = ssub.add_parser("add", help="register a folder under JARVIS_VAULTS_ROOT")
         add.add_argument("--owner", required=True)
         add.add_argument("--name", required=True)
@@ -103,7 +97,9 @@ class Command(BaseCommand):
         which.add_argument("--owner")
         sync.add_argument("--json", action="store_true")
 
-        addf = sub.add_parser("add", help="add a file, a web page or an arXiv paper")
+        addf = sub.add_parser(
+            "add", help="add a file under the vaults root, a web page or an arXiv paper"
+        )
         addf.add_argument("--owner", required=True)
         addf.add_argument("--replace", action="store_true", help="replace a paper already there")
         addf.add_argument("--refresh", action="store_true", help="fetch a known URL again")
@@ -117,6 +113,9 @@ class Command(BaseCommand):
         find.add_argument("--user", required=True)
         find.add_argument("--mode", choices=list(timemode.MODES), default=timemode.AUTO)
         find.add_argument("--cloud-only", action="store_true")
+        find.add_argument(
+            "--latest-only", action="store_true", help="leave out older versions entirely"
+        )
         find.add_argument("--limit", type=int, default=10)
         find.add_argument("--json", action="store_true")
         find.add_argument("--queries-file", type=Path)
@@ -133,22 +132,15 @@ class Command(BaseCommand):
         doctor.add_argument("--fix", action="store_true")
         doctor.add_argument("--probe-vectors", nargs=3, help=argparse.SUPPRESS)
 
-    def handle(self, *args, **options) -> None:
-        action = options["action"]
-        if action == "sources":
-            action = f"sources_{options['sources_action']}"
-        try:
-            getattr(self, f"do_{action}")(options)
-        except (JarvisError, EmbeddingUnavailable) as exc:
-            raise CommandError(str(exc)) from None
+    plain_errors = (EmbeddingUnavailable,)
 
     # --- sources -----------------------------------------------------------
 
-    def do_sources_add(self, options: dict) -> None:
+    def sources_add(self, options: dict) -> None:
         sharing = "groups" if options["share_groups"] else options["share"]
         source = source_register(
             actor=_Operator(),
-            owner=_user(options["owner"]),
+            owner=user_named(options["owner"]),
             name=options["name"],
             path=options["path"],
             kind=options["kind"],
@@ -161,7 +153,7 @@ class Command(BaseCommand):
         )
         self.stdout.write(str(source.pk))
 
-    def do_sources_list(self, options: dict) -> None:
+    def sources_list(self, options: dict) -> None:
         rows = [_source_dict(s) for s in Source.objects.select_related("owner").order_by("id")]
         if options["json"]:
             self.stdout.write(json.dumps(rows))
@@ -178,14 +170,14 @@ class Command(BaseCommand):
 
     # --- sync --------------------------------------------------------------
 
-    def do_sync(self, options: dict) -> None:
+    def sync(self, options: dict) -> None:
         sources = Source.objects.filter(kind__in=[Source.Kind.VAULT, Source.Kind.INBOX])
         if options["source"] is not None:
             sources = sources.filter(pk=options["source"])
             if not sources.exists():
                 raise CommandError(f"no folder source with id {options['source']}")
         elif options["owner"]:
-            sources = sources.filter(owner=_user(options["owner"]))
+            sources = sources.filter(owner=user_named(options["owner"]))
         total = SyncReport()
         for source in sources.order_by("id"):
             report = source_sync(source=source)
@@ -212,8 +204,8 @@ class Command(BaseCommand):
 
     # --- add, search, show, stats ------------------------------------------
 
-    def do_add(self, options: dict) -> None:
-        owner = _user(options["owner"])
+    def add(self, options: dict) -> None:
+        owner = user_named(options["owner"])
         target = options["path"].strip()
         if arxiv.parse_arxiv_id(target) is not None and not Path(target).exists():
             document = self._add_paper(owner, target, replace=options["replace"])
@@ -246,8 +238,8 @@ class Command(BaseCommand):
             **adding.paper_ingest_options(outcome.meta),
         )
 
-    def do_schema(self, options: dict) -> None:
-        user = _user(options["user"]) if options["user"] else None
+    def schema(self, options: dict) -> None:
+        user = user_named(options["user"]) if options["user"] else None
         if options["key"]:
             values = schema_values(options["key"], user=user)
             if not values:
@@ -260,8 +252,8 @@ class Command(BaseCommand):
         for key, count in schema_keys(user=user):
             self.stdout.write(f"{count:>6}  {key}")
 
-    def do_search(self, options: dict) -> None:
-        user = _user(options["user"])
+    def search(self, options: dict) -> None:
+        user = user_named(options["user"])
         if options["queries_file"]:
             queries = [
                 q.strip() for q in options["queries_file"].read_text().splitlines() if q.strip()
@@ -280,10 +272,13 @@ class Command(BaseCommand):
             mode=options["mode"],
             limit=options["limit"],
             cloud_only=options["cloud_only"],
+            latest_only=options["latest_only"],
         )
         self.stdout.write(f"mode: {response.mode}  ({len(response.results)} results)")
         for r in response.results:
-            badge = "latest" if r.is_latest else "older version"
+            badge = "latest" if r.is_latest else f"older version (superseded by {r.superseded_by})"
+            if r.note:
+                badge += f" · {r.note}"
             where = f"{r.path}" + (f" › {r.section}" if r.section else "")
             self.stdout.write(
                 f"\n[{r.rank}] {r.title} — {where}\n    {r.date or 'undated'} · {badge} · "
@@ -299,6 +294,7 @@ class Command(BaseCommand):
             mode=options["mode"],
             limit=options["limit"],
             cloud_only=options["cloud_only"],
+            latest_only=options["latest_only"],
         )
         elapsed = (time.perf_counter() - started) * 1000
         fields = [
@@ -314,6 +310,8 @@ class Command(BaseCommand):
             "date_source",
             "family",
             "is_latest",
+            "superseded_by",
+            "note",
             "section",
             "text",
             "legs",
@@ -329,10 +327,11 @@ class Command(BaseCommand):
         }
         if options["queries_file"]:
             data["elapsed_ms"] = round(elapsed, 2)
+            data["rerank_ms"] = response.rerank_ms
         return data
 
-    def do_show(self, options: dict) -> None:
-        user = _user(options["user"])
+    def show(self, options: dict) -> None:
+        user = user_named(options["user"])
         document = visible_to(user).filter(pk=options["doc_id"]).select_related("source").first()
         if document is None:
             raise CommandError(f"no document {options['doc_id']} visible to {user.username}")
@@ -351,7 +350,7 @@ class Command(BaseCommand):
             self.stdout.write(f"\n--- #{chunk.ordinal} {label}".rstrip())
             self.stdout.write(chunk.text)
 
-    def do_doctor(self, options: dict) -> None:
+    def doctor(self, options: dict) -> None:
         if options["probe_vectors"]:
             database, generation, code_bits = options["probe_vectors"]
             self.stdout.write(doctor.probe_vectors(database, int(generation), int(code_bits)))
@@ -413,8 +412,8 @@ class Command(BaseCommand):
             )
         return doctor.Finding("vectors", True, result.stdout.strip())
 
-    def do_stats(self, options: dict) -> None:
-        user = _user(options["user"]) if options["user"] else None
+    def stats(self, options: dict) -> None:
+        user = user_named(options["user"]) if options["user"] else None
         stats = library_stats(user)
         self.stdout.write(
             f"{stats['documents']} documents, {stats['chunks']} chunks "

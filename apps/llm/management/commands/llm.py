@@ -8,8 +8,9 @@ from __future__ import annotations
 import sys
 
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
+from apps.core.commands import SubcommandCommand
 from apps.core.crypto import SecretUndecryptable
 from apps.core.errors import AlreadyExists
 from apps.instance import services
@@ -34,7 +35,7 @@ def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
-class Command(BaseCommand):
+class Command(SubcommandCommand):
     help = "Configure LLM connections and the model catalogue."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -72,9 +73,6 @@ class Command(BaseCommand):
         madd.add_argument("--context", type=int, default=0, help="context window in tokens")
         madd.add_argument("--default", action="store_true", help="make it the instance default")
         mod.add_parser("list", help="list the catalogue")
-
-    def handle(self, *args, **options) -> None:
-        getattr(self, f"{options['noun']}_{options['action']}")(options)
 
     # --- connections
 

@@ -54,6 +54,9 @@ class JobSpec:
     at_start: bool = False  # also queued once each time the worker starts
     # Called (in the worker) with a run marked failed for running too long.
     on_overrun: Callable[[JobRun], None] | None = None
+    # False for work whose length grows with the library and that shows its
+    # progress (a reindex): the watchdog leaves it alone.
+    time_limited: bool = True
 
     def next_run(self, now: datetime | None = None) -> datetime | None:
         if self.schedule is None:
@@ -242,6 +245,9 @@ def close_overrun_runs() -> list[JobRun]:
     overrun = list(JobRun.objects.filter(outcome=JobRun.Outcome.RUNNING, started_at__lt=limit))
     closed = []
     for run in overrun:
+        spec = REGISTRY.get(run.job)
+        if spec is not None and not spec.time_limited:
+            continue
         marked = JobRun.objects.filter(pk=run.pk, outcome=JobRun.Outcome.RUNNING).update(
             outcome=JobRun.Outcome.ERROR,
             summary=f"stopped: ran longer than its {settings.JOB_TIME_LIMIT_MINUTES}-minute limit "
@@ -251,7 +257,6 @@ def close_overrun_runs() -> list[JobRun]:
         if not marked:
             continue
         closed.append(run)
-        spec = REGISTRY.get(run.job)
         if spec is not None and spec.on_overrun is not None:
             try:
                 spec.on_overrun(run)
@@ -277,7 +282,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def on_demand_job(*, name: str, title: str, on_overrun: Callable[[JobRun], None] | None = None):
+def on_demand_job(
+    *,
+    name: str,
+    title: str,
+    on_overrun: Callable[[JobRun], None] | None = None,
+    time_limited: bool = True,
+):
     """Register a job queued by the app (uploads, reindex). The body takes the
     task's arguments plus `run` (the RunRecorder) and returns its summary.
 
@@ -286,7 +297,7 @@ def on_demand_job(*, name: str, title: str, on_overrun: Callable[[JobRun], None]
     right away and returns that JobRun."""
 
     def decorate(body: Callable[..., str | None]):
-        register(JobSpec(name=name, title=title, on_overrun=on_overrun))
+        register(JobSpec(name=name, title=title, on_overrun=on_overrun, time_limited=time_limited))
 
         @db_task(name=name)
         def task(*args, user_id: int | None = None, run_id: int | None = None, **kwargs) -> None:

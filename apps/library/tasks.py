@@ -64,7 +64,7 @@ def ingest_task(
     run,
     token: int | None = None,
     lane: str = QUICK,
-    ocr_pages: int = 0,
+    ocr_pages: int | None = None,
     full: bool = False,
     title: str = "",
     authors: str = "",
@@ -182,7 +182,13 @@ def recover_documents() -> None:
         )
 
 
-@on_demand_job(name="library_reindex", title="Re-embed the library with the chosen model")
+# No time limit: re-embedding grows with the library (hours for a large one at
+# ~11 passages a second), and its progress on the Jobs page shows it is alive.
+@on_demand_job(
+    name="library_reindex",
+    title="Re-embed the library with the chosen model",
+    time_limited=False,
+)
 def reindex_task(*, run) -> str:
     """Fill a new generation of vectors with the model an admin chose; search
     keeps using the current one until the swap at the end."""

@@ -172,7 +172,7 @@ class TestDocumentPage:
         assert "Page 2" in html and "worms and soil" in html and "check the wormery" in html
         image = client.get(f"/library/doc/{doc('garden.pdf').pk}/page/2.png")
         assert image.status_code == 200
-        assert b"".join(image.streaming_content).startswith(b"\x89PNG")
+        assert image.content.startswith(b"\x89PNG")
 
 
 class TestCollections:

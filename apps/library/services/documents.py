@@ -60,7 +60,7 @@ def document_ingest(
     date_override: tuple[date, str] | None = None,
     replaces: list[int] | tuple[int, ...] = (),
     lane: str = LONG,
-    ocr_pages: int = 0,
+    ocr_pages: int | None = None,
     cancelled: CancelCheck | None = None,
 ) -> Document:
     """Parse a stored document's original (in a child process with the
@@ -75,7 +75,8 @@ def document_ingest(
     the document is pending again) and ParseCancelled (`cancelled()` turned
     true: nothing is written). A parser that crashes is tried once more; the
     second crash fails the document with STOPPED_TWICE. `ocr_pages`: the
-    scanned pages the quick lane found, which lengthen the long lane's limit."""
+    scanned pages the quick lane counted, which lengthen the long lane's
+    limit (None: not counted; the limit allows for JARVIS_OCR_MAX_PAGES)."""
     source = document.source
     set_status(document, Document.Status.PARSING)
     plan = vision_plan(source, in_private_dir=under(document.path, source.private_dirs))
@@ -152,7 +153,7 @@ def document_ingest(
 
 
 def _parse_original(
-    document: Document, *, options: ParseOptions, lane: str, ocr_pages: int, cancelled
+    document: Document, *, options: ParseOptions, lane: str, ocr_pages: int | None, cancelled
 ) -> tuple:
     data = read_original(document)
     mtime_ns = original_path(document).stat().st_mtime_ns

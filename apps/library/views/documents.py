@@ -164,7 +164,9 @@ async def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse
     png = await page_png(content_hash=document.content_hash, path=path, number=number, kind=kind)
     if png is None:
         raise Http404("this page has no preview")
-    response = FileResponse(png.open("rb"), content_type="image/png")
+    # Read whole (a few MB at most, within the pixel budget): a streamed file
+    # would be iterated synchronously under ASGI.
+    response = HttpResponse(await sync_to_async(png.read_bytes)(), content_type="image/png")
     response["Cache-Control"] = "private, max-age=3600"
     return response
 

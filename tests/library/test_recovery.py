@@ -82,6 +82,9 @@ def test_a_document_whose_task_is_still_queued_is_left_alone(
 
 
 def test_a_queued_run_whose_task_the_queue_lost_is_closed(owner):
+    # The in-memory queue outlives a test: tasks an earlier test scheduled for
+    # later (a long-lane wait) would still be there, with run ids reused here.
+    HUEY.flush()
     run = JobRun.objects.create(
         job="library_ingest", user=owner, outcome=JobRun.Outcome.QUEUED, detail={}
     )

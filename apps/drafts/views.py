@@ -342,8 +342,8 @@ def preview(request: HttpRequest, pk: int) -> HttpResponse:
 def build(request: HttpRequest, pk: int, kind: str) -> JsonResponse:
     """Queue a build: the answer is a ticket the editor polls (build_status)."""
     draft = selectors.get_draft_for(request.user, pk)
-    filename = _body(request).get("name", "")
     try:
+        filename = _body(request).get("name", "")
         builds.build_check(draft=draft, filename=filename, kind=kind)
         ticket = build_queue().submit(
             user_id=request.user.pk,

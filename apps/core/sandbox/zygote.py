@@ -33,6 +33,7 @@ import traceback
 from dataclasses import dataclass
 
 from apps.core.sandbox import protocol
+from apps.core.sandbox.tasks import TASKS
 
 PR_SET_PDEATHSIG = 1
 CONTROL_MAX = 4096
@@ -73,6 +74,8 @@ def main() -> None:
 def _refuse_database() -> None:
     """No database from here on: a parser has no business there, and a
     connection opened in the zygote would be shared by every child it forks."""
+    # Here, not at the top: this module runs as `python -m` and sets up Django
+    # itself (main); the database layer is touched only after django.setup().
     from django.db import connections
 
     def refuse(*args, **kwargs):
@@ -238,8 +241,6 @@ def _child_main(request_fd: int, result_fd: int) -> None:
 
 
 def _run(request_fd: int, result: socket.socket) -> None:
-    from apps.core.sandbox.tasks import TASKS
-
     try:
         with os.fdopen(request_fd, "rb") as handle:
             header = protocol.read_request_header(handle)

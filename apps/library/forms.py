@@ -29,6 +29,12 @@ class CollectionForm(forms.Form):
         label="Unversioned folders",
         help_text="Diaries and logs: every file there is its own document, never an old version.",
     )
+    project_dirs = forms.CharField(
+        required=False,
+        label="Projects folders",
+        help_text="Each note there is a project in your project registry "
+        "(so is any note with `type: project` in its frontmatter).",
+    )
 
     def __init__(self, *args, source: Source, **kwargs) -> None:
         initial = {
@@ -37,16 +43,18 @@ class CollectionForm(forms.Form):
             "cloud": source.cloud,
             "private_dirs": ", ".join(source.private_dirs),
             "unversioned_dirs": ", ".join(source.unversioned_dirs),
+            "project_dirs": ", ".join(source.project_dirs),
         }
         super().__init__(*args, initial=initial, **kwargs)
         self.source = source
         if not source.is_folder:
             del self.fields["private_dirs"]
             del self.fields["unversioned_dirs"]
+            del self.fields["project_dirs"]
 
     def clean(self) -> dict:
         data = super().clean()
-        for name in ("private_dirs", "unversioned_dirs"):
+        for name in ("private_dirs", "unversioned_dirs", "project_dirs"):
             if name in data:
                 data[name] = _split_dirs(data[name])
         return data

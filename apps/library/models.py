@@ -46,6 +46,8 @@ class Source(models.Model):
     cloud = models.CharField(max_length=12, choices=Cloud.choices, default=Cloud.LOCAL_ONLY)
     private_dirs = models.JSONField(default=list, blank=True)
     unversioned_dirs = models.JSONField(default=list, blank=True)
+    # Folders whose notes are projects (the project registry, apps.projects).
+    project_dirs = models.JSONField(default=list, blank=True)
     skip_dirs = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     last_synced_at = models.DateTimeField(null=True, blank=True)
@@ -214,6 +216,9 @@ class Chunk(models.Model):
     section_date = models.DateField(null=True, blank=True)
     # Document latest AND, in a file of dated sections, the newest section.
     is_latest = models.BooleanField(default=True)
+    # In a section its note marks private: owner-only and local-only whatever
+    # the collection's sharing, exactly like a private folder's chunks.
+    private = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["document_id", "ordinal"]
@@ -221,6 +226,11 @@ class Chunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document_id}#{self.ordinal}"
+
+    @property
+    def owner_only(self) -> bool:
+        """Private folder or private section (needs `document` loaded)."""
+        return self.private or self.document.in_private_dir
 
 
 class IndexState(models.Model):

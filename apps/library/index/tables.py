@@ -6,8 +6,9 @@ caller's transaction together with the Chunk rows themselves:
 - `library_chunk_fts` (FTS5): chunk text, and a context column (title, section,
   record line) that bm25 weighs less.
 - `library_vec_<gen>` (vec0): one bit-quantised vector per chunk, partitioned
-  by `partition_for(source, private, latest)`. The KNN leg scans only the
-  partitions a person may see, so the privacy filter is inside the KNN query.
+  by `partition_for(source, private, latest)` (private: a private folder's or a
+  private section's chunk). The KNN leg scans only the partitions a person may
+  see, so the privacy filter is inside the KNN query.
 - `library_emb_<gen>`: the float32 vectors, to re-score the bit candidates
   exactly, to rebuild partitions without re-embedding, and for filtered exact scans.
 
@@ -233,6 +234,7 @@ def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int
             annotation=p.draft.annotation,
             section_date=p.draft.section_date,
             is_latest=latest,
+            private=p.draft.private,
         )
         for ordinal, (p, latest) in enumerate(zip(prepared, flags, strict=True))
     ]
@@ -268,7 +270,7 @@ def insert_vectors(chunks: Sequence[Chunk], vectors, state: IndexState) -> None:
                     c.id,
                     partition_for(
                         c.document.source_id,
-                        c.document.in_private_dir,
+                        c.owner_only,
                         c.is_latest,
                         c.id,
                         state.buckets,
@@ -296,7 +298,7 @@ def repartition(document: Document) -> int:
     assert connection.in_atomic_block, "repartition must run inside transaction.atomic()"
     state = index_state()
     generation = state.generation
-    chunks = list(document.chunks.only("id", "section_date", "is_latest"))
+    chunks = list(document.chunks.only("id", "section_date", "is_latest", "private"))
     flags = chunk_latest_flags(document, [c.section_date for c in chunks])
     changed = [c for c, flag in zip(chunks, flags, strict=True) if c.is_latest != flag]
     for chunk, flag in zip(chunks, flags, strict=True):
@@ -323,7 +325,7 @@ def repartition(document: Document) -> int:
                     c.id,
                     partition_for(
                         document.source_id,
-                        document.in_private_dir,
+                        document.in_private_dir or c.private,
                         c.is_latest,
                         c.id,
                         state.buckets,

@@ -109,7 +109,9 @@ def _pool_sql(pools: list[Pool]) -> tuple[str, list]:
     params: list = []
     for pool in pools:
         params += [pool.source_id, 1 if pool.private else 0]
-    return f"(d.source_id, d.in_private_dir) IN (VALUES {values})", params
+    # A chunk is private when its document is in a private folder or it sits
+    # in a section its note marks private (the same slices as the vector index).
+    return f"(d.source_id, (d.in_private_dir OR c.private)) IN (VALUES {values})", params
 
 
 def _filter_sql(filters: Filters, latest_only: bool) -> tuple[str, list]:

@@ -84,6 +84,6 @@ def to_result(chunk: Chunk, rank: int, score: float, legs: list[str], files) -> 
         page=chunk.page,
         annotation=chunk.annotation,
         sharing=source.sharing,
-        cloud="local-only" if document.in_private_dir else source.cloud,
-        private=document.in_private_dir,
+        cloud="local-only" if chunk.owner_only else source.cloud,
+        private=chunk.owner_only,
     )

@@ -100,10 +100,12 @@ def expand_history(chosen, vector, pools, generation, limit) -> list:
         members = Chunk.objects.filter(
             document__source_id=source_id, document__family=family
         ).exclude(document_id__in=have)
-        member_ids = list(members.values_list("id", "document_id", "document__in_private_dir"))
+        member_ids = list(
+            members.values_list("id", "document_id", "document__in_private_dir", "private")
+        )
         by_document: dict[int, list[int]] = defaultdict(list)
-        for chunk_id, document_id, private in member_ids:
-            if (source_id, bool(private)) in allowed:
+        for chunk_id, document_id, in_private_dir, private_section in member_ids:
+            if (source_id, bool(in_private_dir or private_section)) in allowed:
                 by_document[document_id].append(chunk_id)
         for chunk_ids in by_document.values():
             best = _best_by_vector(chunk_ids, vector, generation)

@@ -15,7 +15,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from apps.core.errors import Refused
 from apps.library.ingest.storage import original_path
 from apps.library.models import Document
-from apps.library.selectors import family_of, get_document_for
+from apps.library.selectors import (
+    chunks_visible_to,
+    family_of,
+    get_document_for,
+    has_private_sections,
+)
 from apps.library.services.documents import (
     EDITABLE_KINDS,
     document_metadata_update,
@@ -36,7 +41,7 @@ def _is_owner(request: HttpRequest, document: Document) -> bool:
 @require_GET
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     document = get_document_for(request.user, pk)
-    chunks = list(document.chunks.order_by("ordinal"))
+    chunks = list(chunks_visible_to(request.user, document))
     annotations: dict[int, list] = defaultdict(list)
     for chunk in chunks:
         if chunk.annotation:
@@ -77,8 +82,11 @@ def _preview_pages(document: Document) -> list[int]:
 @login_required
 @require_GET
 def original(request: HttpRequest, pk: int) -> HttpResponse:
-    """The original file, always as a download (never rendered by the browser)."""
+    """The original file, always as a download (never rendered by the browser).
+    A note with private sections holds them in its file: only its owner gets it."""
     document = get_document_for(request.user, pk)
+    if not _is_owner(request, document) and has_private_sections(document):
+        raise Http404("the original file is not available")
     try:
         path = original_path(document)
         handle = path.open("rb")

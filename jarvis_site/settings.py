@@ -118,6 +118,7 @@ INSTALLED_APPS = [
     "apps.instance",
     "apps.llm",
     "apps.library",
+    "apps.projects",
     "apps.chats",
     "apps.drafts",
     "apps.digest",

@@ -17,6 +17,7 @@ urlpatterns = [
     path("", include("apps.core.urls")),
     path("chat/", include("apps.chats.urls")),
     path("library/", include("apps.library.urls")),
+    path("projects/", include("apps.projects.urls")),
     path("drafts/", include("apps.drafts.urls")),
     path("digests/", include("apps.digest.urls")),
 ]

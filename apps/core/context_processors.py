@@ -6,6 +6,7 @@ from django.urls import reverse
 NAV = (
     ("chat", "Chat", "chats:index"),
     ("library", "Library", "library:index"),
+    ("projects", "Projects", "projects:index"),
     ("drafts", "Drafts", "drafts:index"),
     ("jobs", "Jobs", "core:jobs"),
     ("settings", "Settings", "accounts:preferences"),

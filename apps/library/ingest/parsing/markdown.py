@@ -222,6 +222,15 @@ def parse_markdown(text: str, *, fallback_title: str) -> ParsedDocument:
     return parsed
 
 
+def section_breadcrumbs(text: str) -> list[tuple[str, bool]]:
+    """Every section of a note in reading order, as (breadcrumb, private): the
+    breadcrumbs its chunks carry, and also those of headings with no text of
+    their own ("## Status: DONE" right before another heading)."""
+    front = parse_frontmatter(text)
+    _, sections = _sections(normalise_obsidian(front.body), set(front.private_sections))
+    return [(BREADCRUMB_SEPARATOR.join(s.path), s.private) for s in sections if s.path]
+
+
 def parse_text(text: str, *, fallback_title: str) -> ParsedDocument:
     chunks = [ChunkDraft(text=piece) for piece in pack_text(text)]
     return ParsedDocument(title=fallback_title, kind="text", chunks=chunks)

@@ -533,7 +533,7 @@ async def _maybe_compact(generation: Generation, turn, context_length: int) -> N
     )
     turn.chat.summary, turn.chat.summary_upto = summary, upto
     turn.system = await sync_to_async(setup.system_prompt, thread_sensitive=False)(
-        turn.user, turn.chat
+        turn.user, turn.chat, turn.model
     )
     turn.history = []
     generation.notes.append("Earlier messages were summarised to fit the model's context.")

@@ -18,4 +18,5 @@ urlpatterns = [
     path("<int:pk>/delete/", views.delete, name="delete"),
     path("<int:pk>/notes-only/", views.notes_only, name="notes_only"),
     path("<int:pk>/model/", views.model, name="model"),
+    path("<int:pk>/instructions/", views.instructions, name="instructions"),
 ]

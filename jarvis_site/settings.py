@@ -123,6 +123,7 @@ INSTALLED_APPS = [
     "apps.drafts",
     "apps.digest",
     "apps.agents",
+    "apps.mcp",
     "apps.demo",
 ]
 

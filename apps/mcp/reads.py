@@ -80,9 +80,8 @@ def notes_search(user, query: str, *, mode: str = "current", limit: int = 8) -> 
     limit = max(1, min(int(limit), MAX_LIMIT))
     response = search(user, query, mode=MODES[mode], limit=limit, cloud_only=True)
     allowed = _shareable(user, [r.chunk_id for r in response.results])
-    documents = {
-        d.pk: d for d in Document.objects.filter(pk__in={r.document_id for r in response.results})
-    }
+    older = {r.document_id for r in response.results if not r.is_latest}
+    documents = {d.pk: d for d in Document.objects.filter(pk__in=older)} if older else {}
     results = []
     for r in response.results:
         if r.chunk_id not in allowed:

@@ -1,9 +1,9 @@
 """Search before refusing: code's rule, not the prompt's.
 
 A small model often answers "I don't know" without looking. When a reply
-says so in a turn where no search tool ran, the runner sends one follow-up
-asking it to search first (apps.chats.runner). This module only decides
-whether a reply is such a refusal."""
+says so in a turn where no search tool ran, the runner sends it back once
+with a follow-up asking it to search first (the hook is in
+apps.chats.runner._tool_loop; the decision and the follow-up are here)."""
 
 from __future__ import annotations
 
@@ -50,3 +50,27 @@ def is_refusal(text: str) -> bool:
 
 def searched(tool_names) -> bool:
     return any(name in SEARCH_TOOLS for name in tool_names)
+
+
+def refused_unsearched(generation, specs) -> bool:
+    """The reply just streamed (`generation.turns[-1]`) says it does not know,
+    no search tool ran in this turn, and one was offered."""
+    offered = {spec.name for spec in specs}
+    blocks = generation.turns[-1]["blocks"] if generation.turns else []
+    text = "".join(b["text"] for b in blocks if b["type"] == "text")
+    return (
+        bool(offered & SEARCH_TOOLS)
+        and not searched(entry["name"] for entry in generation.activity)
+        and is_refusal(text)
+    )
+
+
+def ask_to_search(generation, conversation: list[dict], text_before: str) -> None:
+    """Send the refusal back with one follow-up asking for a search first. The
+    refusal stays in this request, not in the reply or the stored transcript."""
+    conversation.append({"role": "user", "blocks": [{"type": "text", "text": SEARCH_FIRST}]})
+    generation.turns.pop()
+    generation.text = text_before
+    generation.usage["asked_to_search"] = True
+    generation.status_line = "Searching your notes…"
+    generation.touch("answer", "status")

@@ -281,9 +281,9 @@ async def _tool_loop(generation, turn, ctx, conversation, specs):
         assistant = {"role": "assistant", "blocks": blocks}
         conversation.append(assistant)
         generation.turns.append(assistant)
-        if not calls and not asked_to_search and _refused_unsearched(generation, blocks, specs):
+        if not calls and not asked_to_search and refusals.refused_unsearched(generation, specs):
             asked_to_search = True
-            _ask_to_search(generation, conversation, text_before)
+            refusals.ask_to_search(generation, conversation, text_before)
             continue
         if not calls:
             return blocks
@@ -334,29 +334,6 @@ async def _tool_loop(generation, turn, ctx, conversation, specs):
         conversation.append(tool_turn)
         generation.turns.append(tool_turn)
         await _maybe_save(generation)
-
-
-def _refused_unsearched(generation, blocks, specs) -> bool:
-    """An "I don't know" in a turn where no search tool ran (and one was offered)."""
-    offered = {spec.name for spec in specs}
-    return (
-        bool(offered & refusals.SEARCH_TOOLS)
-        and not refusals.searched(entry["name"] for entry in generation.activity)
-        and refusals.is_refusal(_text_of(blocks))
-    )
-
-
-def _ask_to_search(generation, conversation, text_before: str) -> None:
-    """Send the refusal back with one follow-up asking for a search first. The
-    refusal stays in this request, not in the reply or the stored transcript."""
-    conversation.append(
-        {"role": "user", "blocks": [{"type": "text", "text": refusals.SEARCH_FIRST}]}
-    )
-    generation.turns.pop()
-    generation.text = text_before
-    generation.usage["asked_to_search"] = True
-    generation.status_line = "Searching your notes…"
-    generation.touch("answer", "status")
 
 
 async def _after_tools(generation, turn, ctx) -> None:

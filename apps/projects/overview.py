@@ -1,10 +1,12 @@
 """The one-page project overview: Markdown built from the registry, as a
 person may see it.
 
-Each person's overview is also a document in their library (its own
-collection, owner-only and local-only: it lists their local-only projects
-and their private-section fields), so search and chat find it like any
-note. What an MCP client attaches (`jarvis://overview`) is built on demand
+Each person's overview is also a document in their library, so search and
+chat find it like any note. It lists their local-only projects and their
+private-section fields, so it lives in the private folder of its own
+collection: owner-only and local-only whatever that collection's sharing or
+cloud policy is later set to (a non-folder collection's private folders
+cannot be edited). What an MCP client attaches (`jarvis://overview`) is built on demand
 with `cloud_only`, never read from that document.
 """
 
@@ -22,7 +24,8 @@ from apps.projects.models import Status
 from apps.projects.selectors import ProjectView, projects_for
 
 OVERVIEW_COLLECTION = "Project overview"
-OVERVIEW_PATH = "project-overview.md"
+PRIVATE_DIR = "private"
+OVERVIEW_PATH = f"{PRIVATE_DIR}/project-overview.md"
 ORDER = [
     Status.ACTIVE,
     Status.BLOCKED,
@@ -87,10 +90,13 @@ def _overview_collection(user) -> Source:
         defaults={
             "kind": Source.Kind.UPLOADS,
             "sharing": Source.Sharing.OWNER,
-            "cloud": Source.Cloud.LOCAL_ONLY,  # it lists local-only projects
-            "private_dirs": [],
+            "cloud": Source.Cloud.LOCAL_ONLY,
+            "private_dirs": [PRIVATE_DIR],
         },
     )
+    if PRIVATE_DIR not in source.private_dirs:
+        source.private_dirs = [*source.private_dirs, PRIVATE_DIR]
+        source.save(update_fields=["private_dirs"])
     return source
 
 
@@ -107,7 +113,7 @@ def overview_publish(*, user, embedder: Embedder | None = None) -> Document | No
         return None
     if existing is not None and existing.content_hash == digest:
         return existing
-    relative = store(area="uploads", owner_id=user.pk, data=data, filename=OVERVIEW_PATH)
+    relative = store(area="uploads", owner_id=user.pk, data=data, filename="project-overview.md")
     source = _overview_collection(user)
     with transaction.atomic():
         document = existing or Document(source=source, path=OVERVIEW_PATH, kind=Document.Kind.NOTE)

@@ -191,3 +191,13 @@ def test_chat_instructions_are_the_owners_to_set_and_revert(
     client.post(f"/chat/{chat.pk}/instructions/", {"instructions": ""})
     chat.refresh_from_db()
     assert chat.instructions == ""
+
+
+def test_chat_instructions_need_csrf(owner, local_model, llm):
+    chat, _ = run_turn(owner, "Hello")
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(owner)
+    refused = client.post(f"/chat/{chat.pk}/instructions/", {"instructions": "x"})
+    assert refused.status_code == 403
+    chat.refresh_from_db()
+    assert chat.instructions == ""

@@ -100,7 +100,7 @@ def test_every_result_is_checked_again_before_it_leaves(owner, household, monkey
         "gifts.md",  # Max's own
         "handover.md",  # a private section
         "private/diary.md",  # a private folder
-        "project-overview.md",  # Olivia's overview: local-only
+        "private/project-overview.md",  # Olivia's overview: her private folder
         "projects/shed.md",  # a private section
         "tax.md",  # a local-only collection
         "taxes_project.md",

@@ -97,6 +97,13 @@ def test_the_overview_is_a_document_only_its_owner_finds(owner, member, private_
         r.document_id == overview.pk
         for r in search(owner, "project overview", limit=10, cloud_only=True).results
     )
+    # Even when its collection is shared and cloud-allowed, the overview is not.
+    overview.source.sharing, overview.source.cloud = "household", "allowed"
+    overview.source.save()
+    assert overview.in_private_dir
+    for user, cloud_only in ((member, False), (owner, True)):
+        found = search(user, "project overview paused Garden shed", limit=10, cloud_only=cloud_only)
+        assert all(r.document_id != overview.pk for r in found.results)
 
 
 def test_the_projects_page_lists_filters_and_opens_a_timeline(client, owner, private_bits):
@@ -136,3 +143,29 @@ def test_projects_list_command_prints_json_as_the_person_sees_it(member, private
     assert rows[0]["status"] == "paused" and rows[0]["reason"] is None
     call_command("projects", "list", "--user", member.username, "--status", "done")
     assert "PixelNet" in capsys.readouterr().out
+
+
+def test_the_collection_page_marks_a_projects_folder(
+    client, owner, vault, make_source, embedder, refresh
+):
+    vault.write("work/roadmap.md", "# Roadmap\n\n## Status: BLOCKED\n\n- waiting for the permit\n")
+    source = make_source(owner, vault)
+    source_sync(source=source, embedder=embedder)
+    refresh()
+    assert projects_for(owner) == []
+    client.force_login(owner)
+    page = client.get("/library/collections/").content.decode()
+    assert "Projects folders" in page
+    client.post(
+        f"/library/collections/{source.pk}/",
+        {
+            f"c{source.pk}-sharing": "owner",
+            f"c{source.pk}-cloud": "local-only",
+            f"c{source.pk}-private_dirs": "private",
+            f"c{source.pk}-project_dirs": "work",
+        },
+    )
+    source.refresh_from_db()
+    assert source.project_dirs == ["work"]
+    refresh()
+    assert [(v.name, v.status) for v in projects_for(owner)] == [("Roadmap", "blocked")]

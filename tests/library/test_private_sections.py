@@ -13,6 +13,7 @@ from apps.library.models import Chunk, Document, Source
 from apps.library.search import search
 from apps.library.search.versions import expand_history
 from apps.library.selectors import visible_pools
+from apps.library.services.sources import source_update
 from tests.library.test_privacy import both_legs
 
 MARKER = "Marker pelican-9931 is the blood pressure reading from the clinic."
@@ -156,3 +157,24 @@ def test_removing_the_marker_makes_the_section_shared_again(member, vault, share
     source_sync(source=shared_note, embedder=None)
     assert not Chunk.objects.filter(document__path="handover.md", private=True).exists()
     assert "pelican-9931" in _texts(member, MARKER)
+
+
+def test_a_private_section_stays_private_when_its_note_leaves_a_private_folder(
+    member, vault, shared_note
+):
+    vault.write("private/moved.md", NOTE.replace("pelican-9931", "pelican-7777"))
+    source_sync(source=shared_note, embedder=None)
+    before = search(member, "quince tree pruning frost pelican-7777", limit=20).results
+    assert "private/moved.md" not in {r.path for r in before}
+    source_update(
+        source=shared_note,
+        sharing=shared_note.sharing,
+        cloud=shared_note.cloud,
+        private_dirs=[],  # the folder is no longer private: its notes are re-filed
+    )
+    found = search(member, "pelican-7777 blood pressure clinic quince", limit=20).results
+    paths = {r.path for r in found}
+    assert "private/moved.md" in paths  # the shared sections are now shared…
+    assert not any("pelican-7777" in r.text for r in found)  # …the private one is not
+    keyword, semantic = both_legs(member, "pelican-7777 blood pressure reading clinic")
+    assert not any("pelican-7777" in t for t in keyword + semantic)

@@ -25,7 +25,9 @@ Prints:
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -38,7 +40,7 @@ def build(chunks: int, anchors: int, rng: random.Random):
     from django.db import connection, transaction
 
     from apps.accounts.services import user_create
-    from apps.library.index import tables
+    from apps.library.index import fts, tables
     from apps.library.index.embeddings import get_embedder
     from apps.library.models import Chunk, Document, Source
 
@@ -109,8 +111,11 @@ def build(chunks: int, anchors: int, rng: random.Random):
             codes = tables.to_codes(vectors, state)
             with connection.cursor() as cursor:
                 cursor.executemany(
-                    f"INSERT INTO {tables.FTS_TABLE}(rowid, text, context) VALUES (%s, %s, %s)",
-                    [(c.id, c.text, c.header) for c in created],
+                    f"INSERT INTO {tables.FTS_TABLE}(rowid, title, path, text) VALUES (%s, %s, %s, %s)",
+                    [
+                        (c.id, c.header, fts.path_words(by_document[c.document_id].path), c.text)
+                        for c in created
+                    ],
                 )
                 cursor.executemany(
                     f"INSERT INTO {tables.emb_table(state.generation)}(chunk_id, vector) VALUES (%s, %s)",
@@ -168,53 +173,81 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--anchors", type=int, default=1500)
+    parser.add_argument("--reranker-url", help="also measure this /rerank endpoint")
+    parser.add_argument("--reranker-api", choices=["jina", "tei"], default="jina")
+    parser.add_argument("--reranker-dir", help="also measure this cross-encoder ONNX export")
+    parser.add_argument(
+        "--fake-reranker",
+        action="store_true",
+        help="also measure the word-overlap stand-in /rerank server of tests/fakes/rerank.py",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="build the index here and keep it; a later run with the same dir reuses it",
+    )
     args = parser.parse_args()
     rng = random.Random(11)
 
-    django_in(Path(tempfile.mkdtemp(prefix="jarvis-bench-latency-")))
+    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="jarvis-bench-latency-"))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    django_in(data_dir)
+    from apps.accounts.models import User
     from apps.library import search
     from apps.library.index import tables
     from apps.library.index.embeddings import get_embedder
+    from apps.library.models import Chunk
     from apps.library.search import legs
 
     started = time.perf_counter()
-    user, paragraphs = build(args.chunks, args.anchors, rng)
-    print(f"built the index in {time.perf_counter() - started:.0f}s")
+    if User.objects.filter(username="bench").exists() and Chunk.objects.count() == args.chunks:
+        user, paragraphs = User.objects.get(username="bench"), corpus_paragraphs(args.anchors)
+        print(f"reusing the index in {data_dir}")
+    else:
+        user, paragraphs = build(args.chunks, args.anchors, rng)
+        print(f"built the index in {time.perf_counter() - started:.0f}s")
 
     queries = []
+    picker = random.Random(12)  # its own stream: a reused index gets the same queries
     for _ in range(args.queries):
-        words = rng.choice(paragraphs).split()
-        start = rng.randrange(max(1, len(words) - 12))
-        queries.append(" ".join(words[start : start + rng.randint(5, 12)]))
+        words = picker.choice(paragraphs).split()
+        start = picker.randrange(max(1, len(words) - 12))
+        queries.append(" ".join(words[start : start + picker.randint(5, 12)]))
 
     for query in queries[:5]:  # warm caches and the model
         search.search(user, query, limit=10)
 
-    totals = []
+    totals, search_cpu = [], []
     for query in queries:
-        t = time.perf_counter()
-        search.search(user, query, mode="lookup", limit=10)
+        c, t = _cpu(), time.perf_counter()
+        search.search(user, query, mode="lookup", limit=10, reranker=None)
         totals.append((time.perf_counter() - t) * 1000)
+        search_cpu.append((_cpu() - c) * 1000)
+    reranked = measure_reranker(args, user, queries)
 
     state = tables.index_state()
     ids, matrix, pools = visible_matrix(user)
     embedder = get_embedder()
     vectors = [embedder.embed_query(q) for q in queries]
     knn, scan, recalls = [], [], []
+    knn_cpu = scan_cpu = 0.0
     for vector in vectors:
-        t = time.perf_counter()
+        c, t = _cpu(), time.perf_counter()
         found = legs.vector_leg(vector, pools, search.Filters(), False, state)
         knn.append((time.perf_counter() - t) * 1000)
-        t = time.perf_counter()
+        knn_cpu += _cpu() - c
+        c, t = _cpu(), time.perf_counter()
         scores = matrix @ vector
         top = np.argpartition(-scores, 10)[:10]
         exact = ids[top[np.argsort(-scores[top])]]
         scan.append((time.perf_counter() - t) * 1000)
+        scan_cpu += _cpu() - c
         recalls.append(len(set(exact.tolist()) & set(found[:10])) / 10)
 
     print(f"\nindex: {args.chunks} chunks; the user may see {len(ids)} of them")
     print(
         f"search() incl. query embedding: p50 {percentile(totals, 50):.1f} ms, p95 {percentile(totals, 95):.1f} ms"
+        f" (CPU time p50 {percentile(search_cpu, 50):.1f} ms, p95 {percentile(search_cpu, 95):.1f} ms)"
     )
     print(
         f"KNN leg (bit codes + float re-score): p50 {percentile(knn, 50):.1f} ms, p95 {percentile(knn, 95):.1f} ms"
@@ -223,11 +256,60 @@ def main() -> None:
         f"numpy brute-force scan of the same vectors: p50 {percentile(scan, 50):.1f} ms, p95 {percentile(scan, 95):.1f} ms"
     )
     print(f"KNN / numpy (p50): {percentile(knn, 50) / percentile(scan, 50):.2f}x")
-    print(f"KNN recall@10 against exact search: {np.mean(recalls):.3f}")
+    # CPU seconds (every thread of this process): less at the mercy of other
+    # processes on a shared machine than wall time is.
     print(
-        f"settings: {state.code_bits}-bit codes, {legs.BIT_CANDIDATES} candidates per partition, "
-        f"{legs.RESCORE_CANDIDATES} re-scored"
+        f"CPU per query: KNN {1000 * knn_cpu / len(vectors):.1f} ms, numpy "
+        f"{1000 * scan_cpu / len(vectors):.1f} ms, ratio {knn_cpu / max(scan_cpu, 1e-9):.2f}x"
     )
+    print(f"load average while measuring: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"KNN recall@10 against exact search: {np.mean(recalls):.3f}")
+    if reranked:
+        print(
+            f"reranker ({reranked['name']}) over the top 30: added p50 "
+            f"{percentile(reranked['ms'], 50):.1f} ms, p95 {percentile(reranked['ms'], 95):.1f} ms"
+        )
+    print(
+        f"settings: {state.code_bits}-bit codes, {state.buckets} buckets, "
+        f"{legs.BIT_CANDIDATES} candidates per partition, {legs.RESCORE_CANDIDATES} re-scored, "
+        f"{legs.KNN_THREADS} threads"
+    )
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure_reranker(args, user, queries) -> dict | None:
+    """The reranker's own milliseconds per search, when one is given."""
+    from apps.library import search
+    from apps.library.search.rerank import DirectoryReranker, EndpointReranker
+
+    fake = None
+    if args.fake_reranker:
+        import sys
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        from tests.fakes.rerank import FakeRerank
+
+        fake = FakeRerank().start()
+        args.reranker_url = fake.base_url
+    if args.reranker_url:
+        reranker = EndpointReranker(
+            base_url=args.reranker_url, api_key=None, model="", api=args.reranker_api, cloud=False
+        )
+    elif args.reranker_dir:
+        reranker = DirectoryReranker(str(Path(args.reranker_dir).resolve()))
+    else:
+        return None
+    try:
+        search.search(user, queries[0], limit=10, reranker=reranker)  # load it
+        ms = [search.search(user, q, limit=10, reranker=reranker).rerank_ms for q in queries]
+    finally:
+        if fake is not None:
+            fake.stop()
+    return {"name": reranker.name, "ms": ms}
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ render() {  # render TEMPLATE DEST
 if ! id "$RUN_USER" >/dev/null 2>&1; then
   useradd --system --home-dir "$DATA_DIR" --shell /usr/sbin/nologin "$RUN_USER"
 fi
-install -d -o "$RUN_USER" -g "$RUN_USER" -m 0750 "$DATA_DIR"
+install -d -o "$RUN_USER" -g "$RUN_USER" -m 0700 "$DATA_DIR"
 install -d -m 0755 "$(dirname "$ENV_FILE")"
 if [ ! -f "$ENV_FILE" ]; then
   sed -e "s#jarvis.home.arpa#${SERVER_NAME}#g" -e "s#/var/lib/jarvis#${DATA_DIR}#g" \
@@ -51,11 +51,14 @@ if [ ! -f "$ENV_FILE" ]; then
   echo "wrote $ENV_FILE (review it)"
 fi
 
+# Scanned PDFs and photos are read by Tesseract (English and German language
+# data; add tesseract-ocr-<code> for others, apps/library/ingest/parsing/ocr.py).
+RUN_DEBS="tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu"
 # Drafts compile .tex with latexmk and export Markdown with pandoc, each inside
 # bubblewrap (apps/drafts/toolchain.py); without them those buttons are hidden.
 DRAFT_DEBS="latexmk texlive-latex-base texlive-latex-recommended lmodern pandoc bubblewrap"
 missing=""
-for pkg in $DRAFT_DEBS; do dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"; done
+for pkg in $RUN_DEBS $DRAFT_DEBS; do dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"; done
 if [ -n "$missing" ]; then
   echo "Installing from Debian:$missing"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing

@@ -11,8 +11,8 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from apps.core.origins import SameOriginValidator  # noqa: E402
 from apps.mcp.http import with_mcp  # noqa: E402
 from jarvis_site.routing import websocket_urlpatterns  # noqa: E402
 
@@ -21,10 +21,9 @@ application = ProtocolTypeRouter(
         # /mcp/ is the MCP endpoint (bearer tokens, Host/Origin checked: apps.mcp.http);
         # everything else is Django.
         "http": with_mcp(django_asgi_app),
-        # The validator refuses a missing or foreign Origin before any consumer
-        # runs; the auth stack gives consumers scope["user"] and scope["session"].
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        # The validator refuses a missing or foreign Origin (scheme, host and
+        # port) before any consumer runs; the auth stack gives consumers
+        # scope["user"] and scope["session"].
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -7,8 +7,10 @@ surfacing later as a confusing runtime failure.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.core.exceptions import ImproperlyConfigured
@@ -98,3 +100,52 @@ def env_timezone(name: str, default: str) -> str:
     except (ZoneInfoNotFoundError, ValueError):
         raise _bad(name, "an IANA time zone such as Europe/Prague", value) from None
     return value
+
+
+def env_networks(
+    name: str, default: list[str]
+) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """Comma-separated IP addresses or networks (CIDR), e.g. `127.0.0.1,::1,10.0.0.0/8`."""
+    networks = []
+    for item in env_list(name, default):
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise _bad(
+                name, "IP addresses or networks such as 127.0.0.1 or 10.0.0.0/8", item
+            ) from None
+    return networks
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_normalize(text: str) -> str | None:
+    """`scheme://host[:port]` as browsers send it in Origin, lower-cased and
+    without a default port, or None for anything that is not such an origin."""
+    try:
+        parts = urlsplit(text.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+        return None
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+        return None
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 literal keeps its brackets
+    if port is None or port == DEFAULT_PORTS[parts.scheme]:
+        return f"{parts.scheme}://{host}"
+    return f"{parts.scheme}://{host}:{port}"
+
+
+def env_origins(name: str, default: list[str]) -> list[str]:
+    """Comma-separated origins (`https://jarvis.home.arpa:8443`), normalised."""
+    origins = []
+    for item in env_list(name, default):
+        origin = origin_normalize(item)
+        if origin is None:
+            raise _bad(name, "origins such as https://jarvis.home.arpa or http://host:8000", item)
+        origins.append(origin)
+    return origins

@@ -23,6 +23,8 @@ from jarvis_site.env import (  # noqa: E402
     env_choice,
     env_int,
     env_list,
+    env_networks,
+    env_origins,
     env_path,
     env_str,
     env_timezone,
@@ -33,9 +35,13 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("JARVIS_DEBUG", False)
 
+# Every Jarvis process (web, worker, CLI) loads these settings first: from here
+# on, what it creates is readable by this account only (apps/core/filemodes.py).
+os.umask(0o077)
+
 # --- Data directory: the database, the Huey queue, uploads and drafts live here.
 DATA_DIR = env_path("JARVIS_DATA_DIR", BASE_DIR / "var")
-DATA_DIR.mkdir(parents=True, exist_ok=True)
+DATA_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
 DATABASE_FILE = env_path("JARVIS_DB_FILE", DATA_DIR / "jarvis.sqlite3")
 HUEY_FILE = env_path("JARVIS_HUEY_FILE", DATA_DIR / "huey.sqlite3")
 UPLOADS_DIR = DATA_DIR / "uploads"
@@ -69,6 +75,10 @@ FERNET_KEYS = env_list("JARVIS_FERNET_KEYS", [])
 
 ALLOWED_HOSTS = env_list("JARVIS_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("JARVIS_CSRF_TRUSTED_ORIGINS", [])
+# A websocket is accepted only from a page of this site: the Origin's scheme,
+# host and port must be the ones the socket was opened on, or one of these
+# (apps.core.origins).
+ALLOWED_ORIGINS = env_origins("JARVIS_ALLOWED_ORIGINS", [])
 
 # --- TLS. Production (DEBUG off) assumes HTTPS, normally terminated by nginx in
 # front of daphne. A plain-HTTP LAN install sets JARVIS_HTTPS=false.
@@ -79,8 +89,16 @@ CSRF_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = env_int("JARVIS_HSTS_SECONDS", 31_536_000 if HTTPS else 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("JARVIS_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
 SECURE_HSTS_PRELOAD = env_bool("JARVIS_HSTS_PRELOAD", False)
-if env_bool("JARVIS_TRUST_PROXY_HEADERS", HTTPS):
-    # nginx sets X-Forwarded-Proto; daphne listens on loopback only (deploy/).
+# --- The reverse proxy (nginx, deploy/). Its X-Forwarded-For (the client's
+# address: sign-in throttling) and X-Forwarded-Proto (https) are believed only
+# on connections from these addresses (apps.core.middleware.ClientAddressMiddleware);
+# from anywhere else they are dropped. Behind nginx on the same host that is
+# loopback, the default whenever Jarvis is served over HTTPS.
+TRUSTED_PROXIES = env_networks(
+    "JARVIS_TRUSTED_PROXIES",
+    ["127.0.0.1", "::1"] if env_bool("JARVIS_TRUST_PROXY_HEADERS", HTTPS) else [],
+)
+if TRUSTED_PROXIES:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SILENCED_SYSTEM_CHECKS = []
 if not SECURE_HSTS_PRELOAD:
@@ -128,6 +146,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: everything after it (the HTTPS redirect included) sees the client's
+    # address and scheme, or the proxy's headers dropped when it is not trusted.
+    "apps.core.middleware.ClientAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Before whitenoise so static files get the same headers as pages.
     "apps.core.middleware.SecurityHeadersMiddleware",
@@ -213,7 +234,8 @@ STORAGES = {
     "staticfiles": {"BACKEND": "apps.core.storage.StaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = DEBUG
-FILE_UPLOAD_PERMISSIONS = 0o640
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 MEDIA_ROOT = UPLOADS_DIR
 
 # --- Realtime: one web process, so the in-memory channel layer is enough.
@@ -252,7 +274,16 @@ CHAT_MAX_TOOL_ROUNDS = env_int("JARVIS_CHAT_MAX_TOOL_ROUNDS", 6, minimum=1)
 # Compact (summarise earlier turns) when the request passes this share of the
 # model's context length (when the catalogue knows the length).
 CHAT_COMPACT_PERCENT = env_int("JARVIS_CHAT_COMPACT_PERCENT", 75, minimum=10)
+# A model whose context length the catalogue does not know is taken to have this many tokens.
+CHAT_DEFAULT_CONTEXT_TOKENS = env_int("JARVIS_CHAT_DEFAULT_CONTEXT_TOKENS", 8192, minimum=1024)
 CHAT_REQUEST_TIMEOUT_SECONDS = env_int("JARVIS_CHAT_TIMEOUT_SECONDS", 120, minimum=5)
+
+# --- Agent chats: the terminal panel (apps/agents/terminal/)
+# A terminal nobody watches and nobody types into is closed after this long.
+TERMINAL_IDLE_SECONDS = env_int("JARVIS_TERMINAL_IDLE_SECONDS", 1800, minimum=10)
+# Output kept per terminal for a reload, a second tab or a dropped viewer
+# (at most 512 KiB: a tab starts with all of it queued).
+TERMINAL_SCROLLBACK_BYTES = env_int("JARVIS_TERMINAL_SCROLLBACK_BYTES", 512 * 1024, minimum=4096)
 
 # --- Drafts: the sandbox the assistant writes into (apps/drafts/sandbox.py)
 DRAFTS_ROOT = env_path("JARVIS_DRAFTS_DIR", DATA_DIR / "drafts")

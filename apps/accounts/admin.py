@@ -16,6 +16,17 @@ class UserAdmin(BaseUserAdmin):
 
 @admin.register(LoginFailure)
 class LoginFailureAdmin(admin.ModelAdmin):
+    """Recent failed sign-ins, newest first: kept for the throttling window
+    (pruned daily). Deleting rows lifts a lock, as `manage.py users unlock` does."""
+
     list_display = ("username", "ip", "at")
     readonly_fields = ("username", "ip", "at")
     search_fields = ("username", "ip")
+    ordering = ("-at",)
+    date_hierarchy = "at"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False  # a record of what happened; only deleting it makes sense

@@ -1,3 +1,6 @@
+"""People (the custom User: display name, theme, default model, response style),
+permission flags, sign-in failures."""
+
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractUser

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+import math
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import Group
@@ -87,35 +90,106 @@ def preferences_update(*, user: User, display_name: str, theme: str) -> None:
 
 
 # --- Sign-in throttling ---------------------------------------------------
+#
+# Failures are counted per (name, address) and per address over a sliding
+# window. Per (name, address), so that someone guessing one person's password
+# locks that name on their own address only: another person signing in from
+# the same home router is not affected, nor is the guessed person elsewhere.
+# Per address, so that trying many names from one place also stops.
+#
+# An attempt is checked and recorded as a failure in one write transaction
+# *before* its password is verified, and the record is removed if the password
+# was right. Checking first and recording after the (slow, deliberately) hash
+# let thirty parallel guesses all pass the check before any was recorded.
 
 
-def login_wait_seconds(*, username: str, ip: str | None) -> int:
-    """Seconds until another sign-in attempt is allowed (0: allowed now).
+@dataclass(frozen=True)
+class SignInAttempt:
+    username: str
+    ip: str | None
+    # The failure recorded for this attempt while its password is checked.
+    failure_id: int | None = None
+    # Set when the attempt was refused: when the next one will be allowed, and why.
+    retry_at: datetime | None = None
+    reason: str = ""
 
-    Counted per username and per client address over a sliding window, so
-    guessing one person's password and spraying many names both hit a limit.
-    """
+    @property
+    def refused(self) -> bool:
+        return self.retry_at is not None
+
+    def refusal_message(self) -> str:
+        if self.retry_at is None:
+            return ""
+        wait = max(1, math.ceil((self.retry_at - timezone.now()).total_seconds() / 60))
+        at = timezone.localtime(self.retry_at).strftime("%H:%M")
+        return (
+            f"Too many failed sign-in attempts {self.reason}. "
+            f"Try again at {at} (in about {wait} minute{'s' if wait != 1 else ''})."
+        )
+
+
+def _name_key(username: str) -> str:
+    # The form signs in " olivia" and full-width "olivia" as they normalise (NFKC,
+    # stripped); counting them apart would give a guesser extra tries per name.
+    return unicodedata.normalize("NFKC", username).strip().casefold()[:150]
+
+
+def _retry_at(*, username: str, ip: str | None) -> tuple[datetime | None, str]:
     window = timedelta(seconds=settings.LOGIN_THROTTLE_SECONDS)
-    since = timezone.now() - window
-    recent = LoginFailure.objects.filter(at__gte=since)
-    waits = []
-    checks = [(recent.filter(username__iexact=username), settings.LOGIN_FAILURES_PER_USERNAME)]
-    if ip:
-        checks.append((recent.filter(ip=ip), settings.LOGIN_FAILURES_PER_IP))
-    for failures, limit in checks:
+    recent = LoginFailure.objects.filter(at__gte=timezone.now() - window)
+    checks = [
+        (
+            recent.filter(username=username, ip=ip),
+            settings.LOGIN_FAILURES_PER_USERNAME,
+            "for this name from your address",
+        ),
+        (recent.filter(ip=ip), settings.LOGIN_FAILURES_PER_IP, "from your address"),
+    ]
+    latest: tuple[datetime | None, str] = (None, "")
+    for failures, limit, reason in checks:
         times = list(failures.order_by("-at").values_list("at", flat=True)[:limit])
         if len(times) >= limit:
             # Allowed again once the oldest of the last `limit` failures leaves the window.
-            waits.append((times[-1] + window - timezone.now()).total_seconds())
-    return max(0, int(max(waits, default=0)) + (1 if waits else 0))
+            allowed_at = times[-1] + window
+            if latest[0] is None or allowed_at > latest[0]:
+                latest = (allowed_at, reason)
+    return latest
 
 
-def login_failure_record(*, username: str, ip: str | None) -> None:
-    LoginFailure.objects.create(username=username[:150], ip=ip or None)
+def login_attempt_start(*, username: str, ip: str | None) -> SignInAttempt:
+    """Admit or refuse a sign-in attempt before its password is checked.
+
+    Admitted attempts are recorded as failures at once, in the same write
+    transaction as the check (IMMEDIATE: parallel attempts, from any process,
+    take their turn here), so at most the limit of them is ever verified.
+    Call `login_attempt_succeeded` if the password turns out right."""
+    username = _name_key(username)
+    with transaction.atomic():
+        retry_at, reason = _retry_at(username=username, ip=ip)
+        if retry_at is not None:
+            return SignInAttempt(username=username, ip=ip, retry_at=retry_at, reason=reason)
+        failure = LoginFailure.objects.create(username=username, ip=ip)
+    return SignInAttempt(username=username, ip=ip, failure_id=failure.pk)
 
 
-def login_failures_clear(*, username: str) -> None:
-    LoginFailure.objects.filter(username__iexact=username).delete()
+def login_attempt_succeeded(*, attempt: SignInAttempt) -> None:
+    """The password was right: this attempt, and this name's earlier failures
+    from this address, no longer count."""
+    LoginFailure.objects.filter(username=attempt.username, ip=attempt.ip).delete()
+
+
+def login_failures_clear(*, username: str | None = None, ip: str | None = None) -> int:
+    """Lift a lock (`manage.py users unlock`): the failures of a name, from
+    every address, or of an address, for every name. Returns how many."""
+    if not username and not ip:
+        raise ValueError("give a username or an address")
+    failures = LoginFailure.objects.all()
+    if username:
+        failures = failures.filter(username=_name_key(username))
+    if ip:
+        failures = failures.filter(ip=ip)
+    deleted, _ = failures.delete()
+    return deleted
 
 
 def login_failures_prune() -> int:

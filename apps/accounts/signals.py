@@ -1,3 +1,5 @@
+"""Signing out closes that session's open websockets."""
+
 from __future__ import annotations
 
 from django.contrib.auth.signals import user_logged_out

@@ -13,6 +13,6 @@ urlpatterns = [
     path("settings/theme/", views.theme_view, name="theme"),
     path("settings/memories/", memory_views.memories, name="memories"),
     path("settings/memories/add/", memory_views.add, name="memory_add"),
-    path("settings/memories/<int:pk>/", memory_views.update, name="memory_update"),
-    path("settings/memories/<int:pk>/delete/", memory_views.delete, name="memory_delete"),
+    path("settings/memories/<id:pk>/", memory_views.update, name="memory_update"),
+    path("settings/memories/<id:pk>/delete/", memory_views.delete, name="memory_delete"),
 ]

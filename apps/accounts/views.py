@@ -1,3 +1,5 @@
+"""Sign-in (throttled), sign-out, sign-up, and Settings → Profile and password."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -10,7 +12,7 @@ from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.accounts import services
 from apps.accounts.forms import (
@@ -24,7 +26,7 @@ from apps.instance.selectors import instance_settings
 
 
 def _client_ip(request: HttpRequest) -> str | None:
-    # Behind nginx, daphne's --proxy-headers has already put the client's address here.
+    # The client's own address, even behind nginx (apps.core.middleware.ClientAddressMiddleware).
     return request.META.get("REMOTE_ADDR") or None
 
 
@@ -46,29 +48,36 @@ def login_view(request: HttpRequest) -> HttpResponse:
     form = LoginForm(request, data=request.POST if request.method == "POST" else None)
     status = 200
     if request.method == "POST":
-        username = request.POST.get("username", "")
-        ip = _client_ip(request)
-        wait = services.login_wait_seconds(username=username, ip=ip)
-        if wait:
-            minutes = max(1, round(wait / 60))
+        attempt = services.login_attempt_start(
+            username=request.POST.get("username", ""), ip=_client_ip(request)
+        )
+        if attempt.refused:
             form = LoginForm(request)
-            form.throttle_message = (
-                "Too many failed sign-in attempts. "
-                f"Try again in about {minutes} minute{'s' if minutes != 1 else ''}."
-            )
+            form.throttle_message = attempt.refusal_message()
             status = 429
-        elif form.is_valid():
-            services.login_failures_clear(username=username)
+        elif form.is_valid():  # the password is verified here, after the attempt was counted
+            services.login_attempt_succeeded(attempt=attempt)
             auth_login(request, form.get_user())  # rotates the session key
             return redirect(_next_url(request))
-        else:
-            services.login_failure_record(username=username, ip=ip)
     context = {
         "form": form,
         "next": request.GET.get("next", request.POST.get("next", "")),
         "signup_enabled": instance_settings().signup_enabled,
     }
     return render(request, "accounts/login.html", context, status=status)
+
+
+@never_cache
+@require_GET
+def admin_login_view(request: HttpRequest) -> HttpResponse:
+    """Where Django's admin sends anyone it turns away. A stranger signs in on
+    the one throttled sign-in page; a signed-in person who is not an admin is
+    told so (redirecting them to sign in would send them straight back to the
+    admin, which would send them here again, for ever)."""
+    if request.user.is_authenticated:
+        return render(request, "accounts/admin_required.html", status=403)
+    query = request.META.get("QUERY_STRING", "")
+    return redirect(resolve_url("accounts:login") + (f"?{query}" if query else ""))
 
 
 @require_POST

@@ -1,3 +1,6 @@
+"""SSH profiles (how a person reaches a machine, and the host key they
+accepted for it) and what makes a chat an agent chat (AgentSession)."""
+
 from __future__ import annotations
 
 import re
@@ -110,3 +113,49 @@ class SSHProfile(models.Model):
     @property
     def is_pinned(self) -> bool:
         return bool(self.host_key)
+
+
+def validate_project_dir(value: str) -> None:
+    # An absolute path: SFTP does not expand "~", and a relative one would
+    # depend on where each connection happens to land.
+    if not value.startswith("/") or any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise ValidationError(
+            "Enter an absolute directory on the remote machine, e.g. /home/me/project.",
+            code="project_dir",
+        )
+
+
+class AgentSession(models.Model):
+    """What makes a chat an agent chat: the machine (profile), the project
+    directory on it, and how much the person wants to approve. One per chat of
+    kind "agent", created with it; the profile and directory never change, the
+    mode does (between turns)."""
+
+    class Mode(models.TextChoices):
+        # Enforced by the chat loop for each tool call, never by the prompt.
+        PLAN = "plan", "Plan"  # read-only tools run; commands and writes are refused
+        ASK = "ask", "Ask"  # reads run; commands and writes wait for approval
+        MANUAL = "manual", "Manual"  # every call waits for approval
+        AUTO = "auto", "Auto"  # everything runs
+
+    chat = models.OneToOneField(
+        "chats.Chat", on_delete=models.CASCADE, primary_key=True, related_name="agent_session"
+    )
+    # SET_NULL: deleting a profile leaves its chats readable; they can no
+    # longer run anything (the page says so).
+    profile = models.ForeignKey(
+        SSHProfile, on_delete=models.SET_NULL, null=True, related_name="agent_sessions"
+    )
+    project_dir = models.CharField(max_length=1024, validators=[validate_project_dir])
+    mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.ASK)
+    # "Approve all for this chat": calls that would wait for approval run
+    # without asking from now on (Plan mode's refusals still hold).
+    approve_all = models.BooleanField(default=False)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "agent chat"
+
+    def __str__(self) -> str:
+        where = f"{self.profile.name}:" if self.profile_id else "(no profile):"
+        return f"{where}{self.project_dir} [{self.mode}]"

@@ -1,4 +1,4 @@
-"""Reads of SSH profiles, always scoped to a person.
+"""Reads of SSH profiles and agent chats, always scoped to a person.
 
 Everything agent-related is behind the "use agent chats" permission: without
 it a person has no profiles at all, not even their own (so a revoked
@@ -13,7 +13,8 @@ from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from apps.accounts.permissions import USE_AGENT_CHATS
-from apps.agents.models import SSHProfile
+from apps.agents.models import AgentSession, SSHProfile
+from apps.chats.models import Chat
 
 if TYPE_CHECKING:
     from apps.accounts.models import User
@@ -61,3 +62,22 @@ def profile_named_for(user: User, name: str) -> SSHProfile | None:
         return own
     shared = list(profiles[:2])
     return shared[0] if len(shared) == 1 else None
+
+
+def agent_session_for(user: User, chat: Chat) -> AgentSession | None:
+    """The agent side of a chat the caller already holds through a scoped
+    selector (chats.selectors.get_chat_for); None for a normal chat."""
+    if chat.owner_id != user.pk or chat.kind != Chat.Kind.AGENT:
+        return None
+    return AgentSession.objects.select_related("profile", "chat").filter(chat_id=chat.pk).first()
+
+
+def get_agent_session_for(user: User, chat_id: int) -> AgentSession:
+    """An agent chat of `user`'s; 404 for anyone else's and for a normal chat.
+    The permission is the caller's to check (403, not 404)."""
+    return get_object_or_404(
+        AgentSession.objects.select_related("profile", "chat"),
+        chat_id=chat_id,
+        chat__owner_id=user.pk,
+        chat__kind=Chat.Kind.AGENT,
+    )

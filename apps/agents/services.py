@@ -1,4 +1,4 @@
-"""SSH profiles: the write path, and the connection check.
+"""SSH profiles and agent chats: the write path, and the connection check.
 
 Secrets (private keys, passwords) are Fernet-encrypted on the model and
 decrypted only into an `ssh.Target` on the way to a connection; nothing here
@@ -15,13 +15,17 @@ from typing import TYPE_CHECKING
 
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.utils import timezone
 
 from apps.agents import ssh
 from apps.agents.errors import SSHError
-from apps.agents.models import SSHProfile
-from apps.agents.selectors import may_use_agents, profiles_of
-from apps.core.errors import AlreadyExists, Refused
+from apps.agents.models import AgentSession, SSHProfile
+from apps.agents.selectors import may_use_agents, profile_named_for, profiles_of
+from apps.chats.models import Chat
+from apps.chats.selectors import busy_message
+from apps.core.errors import AlreadyExists, Conflict, Refused
 
 if TYPE_CHECKING:
     from apps.accounts.models import User
@@ -280,3 +284,91 @@ def profile_check(
             error=exc,
         )
     return ProfileCheck(ok=True, fingerprint=fingerprint, uname=uname, newly_pinned=newly_pinned)
+
+
+# --- agent chats
+
+
+def agent_chat_create(
+    *,
+    owner: User,
+    profile: SSHProfile,
+    project_dir: str,
+    mode: str = AgentSession.Mode.ASK,
+    title: str = "",
+    model_label: str = "",
+) -> Chat:
+    """A new chat of kind "agent" working in `project_dir` on the machine of
+    `profile` (one the owner may use: their own or one shared with them).
+    Unlike a normal chat it exists before its first message: its terminal is
+    useful before anything is asked. The kind, profile and directory are fixed
+    from here on; `chat.agent_session` holds them and the approval mode.
+    Refused without the permission or for a profile they may not use;
+    django's ValidationError for a directory that is not absolute."""
+    _require_permission(owner)
+    if not profiles_of(owner).filter(pk=profile.pk).exists():
+        raise Refused("no such SSH profile")
+    if mode not in AgentSession.Mode.values:
+        raise Refused(f"unknown approval mode {mode!r}: choose plan, ask, manual or auto")
+    project_dir = project_dir.strip()
+    if len(project_dir) > 1 and project_dir.endswith("/"):
+        project_dir = project_dir.rstrip("/") or "/"
+    session = AgentSession(profile=profile, project_dir=project_dir, mode=mode)
+    session.full_clean(exclude=["chat"])
+    title = " ".join(title.split())[:200] or f"{profile.name}: {project_dir}"[:200]
+    with transaction.atomic():
+        chat = Chat.objects.create(
+            owner=owner, kind=Chat.Kind.AGENT, title=title, model_label=model_label.strip()
+        )
+        session.chat = chat
+        session.save()
+    logger.info(
+        "created agent chat %s of %s on SSH profile %r in %s (%s)",
+        chat.pk, owner, profile.name, project_dir, mode,
+    )  # fmt: skip
+    return chat
+
+
+def agent_chat_from_options(*, user: User, options: dict) -> Chat:
+    """`manage.py chat --agent PROFILE --dir DIR --mode MODE`: the agent chat
+    kind's starter (registered with chats.kinds from AppConfig.ready()).
+    Refused, with a message, for anything agent_chat_create refuses."""
+    _require_permission(user)
+    profile = profile_named_for(user, options["agent"])
+    if profile is None:
+        raise Refused(f"you have no SSH profile named {options['agent']!r}")
+    try:
+        return agent_chat_create(
+            owner=user,
+            profile=profile,
+            project_dir=options["dir"] or "",
+            mode=options.get("mode") or AgentSession.Mode.ASK,
+        )
+    except ValidationError as exc:
+        raise Refused(" ".join(exc.messages)) from None
+
+
+def agent_mode_set(*, session: AgentSession, mode: str) -> AgentSession:
+    """Change the approval mode between turns. Conflict while a reply is being
+    written: the loop reads the mode once per reply, so a change then would
+    look applied and not be."""
+    chat = session.chat
+    _require_permission(chat.owner)
+    if mode not in AgentSession.Mode.values:
+        raise Refused(f"unknown approval mode {mode!r}: choose plan, ask, manual or auto")
+    if busy_message(chat) is not None:
+        raise Conflict("a reply is still being written: change the mode when it has finished")
+    session.mode = mode
+    session.save(update_fields=["mode"])
+    logger.info("agent chat %s of %s is now in %s mode", chat.pk, chat.owner, mode)
+    return session
+
+
+def agent_approve_all_set(*, session: AgentSession, approve_all: bool) -> AgentSession:
+    """ "Approve all for this chat": from now on calls that would wait for the
+    person's approval run without asking (Plan mode still refuses what it refuses)."""
+    _require_permission(session.chat.owner)
+    session.approve_all = approve_all
+    session.save(update_fields=["approve_all"])
+    logger.info("agent chat %s: approve all %s", session.chat_id, "on" if approve_all else "off")
+    return session

@@ -9,10 +9,11 @@ import json
 from channels.db import database_sync_to_async
 
 from apps.chats import frames
+from apps.chats.live import REGISTRY
 from apps.chats.models import Chat, Message
 from apps.chats.reply import Reply
-from apps.chats.runner import REGISTRY
 from apps.core.consumers import AuthenticatedConsumer
+from apps.core.ids import parse_id
 
 
 class ChatConsumer(AuthenticatedConsumer):
@@ -62,8 +63,10 @@ class ChatConsumer(AuthenticatedConsumer):
         send, the reply's first frames can arrive before the POST's response
         has put the reply on the page, and a fast reply may even finish then."""
         try:
-            message_id = int(json.loads(text_data or "{}").get("refresh"))
-        except (TypeError, ValueError, AttributeError):
+            message_id = parse_id(json.loads(text_data or "{}").get("refresh"))
+        except (ValueError, AttributeError):  # not JSON, or not an object
+            return
+        if message_id is None:
             return
         html = await self._current(message_id)
         if html:

@@ -15,9 +15,18 @@ from django.utils import timezone
 
 
 class Chat(models.Model):
+    class Kind(models.TextChoices):
+        NORMAL = "normal", "Chat"
+        # Runs tools on a remote machine over SSH; its profile, directory and
+        # approval mode live in apps.agents (AgentSession), which sits above chats.
+        AGENT = "agent", "Agent chat"
+
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chats"
     )
+    # Fixed at creation: a transcript whose earlier turns ran somewhere else
+    # would not be one conversation. No service changes it.
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.NORMAL)
     title = models.CharField(max_length=200, blank=True)
     pinned = models.BooleanField(default=False)
     # Set the first time local-only content enters the chat; never unset:
@@ -43,6 +52,10 @@ class Chat(models.Model):
     def __str__(self) -> str:
         return self.title or f"Chat {self.pk}"
 
+    @property
+    def is_agent(self) -> bool:
+        return self.kind == self.Kind.AGENT
+
 
 class Message(models.Model):
     class Role(models.TextChoices):
@@ -56,6 +69,9 @@ class Message(models.Model):
         STOPPED = "stopped", "Stopped"
         ERROR = "error", "Error"
         INTERRUPTED = "interrupted", "Interrupted"
+        # Tool calls wait for the person's approval (agent chats); the turn
+        # goes on when they answer the card, even after a restart.
+        WAITING = "waiting", "Waiting for your approval"
 
     chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="messages")
     role = models.CharField(max_length=10, choices=Role.choices)
@@ -84,7 +100,7 @@ class Message(models.Model):
 
     @property
     def in_flight(self) -> bool:
-        return self.status in (self.Status.PENDING, self.Status.STREAMING)
+        return self.status in (self.Status.PENDING, self.Status.STREAMING, self.Status.WAITING)
 
 
 class PendingAction(models.Model):
@@ -96,6 +112,7 @@ class PendingAction(models.Model):
         # Draft cards link to the editor; a proposal is reviewed there, hunk by hunk.
         REVIEW_DRAFT_EDIT = "review_draft_edit", "Review a suggested change"
         DRAFT_CREATED = "draft_created", "A new draft"
+        APPROVE_TOOLS = "approve_tools", "Approve tool calls"
         # The model proposes a memory; only the person's Keep stores it.
         REMEMBER = "remember", "Remember something"
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from apps.chats.live import mark_interrupted
 from apps.chats.models import Chat
+from apps.chats.page_hooks import chat_page_hooks_for
 from apps.chats.reply import Reply
-from apps.chats.runner import mark_interrupted
 from apps.chats.selectors import busy_message, chats_of
+from apps.instance.selectors import instance_settings
 from apps.llm.selectors import default_model_for, models_for
 
 
@@ -32,10 +34,13 @@ def conversation_context(user, chat: Chat | None) -> dict:
 
 
 def chat_page_context(user, chat: Chat | None) -> dict:
-    """The chat page: the conversation plus the chat list and the model picker."""
+    """The chat page: the conversation plus the chat list and the model picker,
+    and what apps above chats add to it (page_hooks)."""
     return {
         **conversation_context(user, chat),
+        **chat_page_hooks_for(user, chat),
         "chats": list(chats_of(user)[:200]),
         "models": list(models_for(user)),
         "default_model": default_model_for(user),
+        "chats_kept": instance_settings().chats_kept,
     }

@@ -44,7 +44,11 @@ class Reply:
 
     @property
     def in_flight(self) -> bool:
-        return self.status in (Message.Status.PENDING, Message.Status.STREAMING)
+        return self.status in (
+            Message.Status.PENDING,
+            Message.Status.STREAMING,
+            Message.Status.WAITING,
+        )
 
     @property
     def answer_html(self):

@@ -3,5 +3,5 @@ from django.urls import path
 from apps.chats import consumers
 
 websocket_urlpatterns = [
-    path("ws/chats/<int:chat_id>/", consumers.ChatConsumer.as_asgi()),
+    path("ws/chats/<id:chat_id>/", consumers.ChatConsumer.as_asgi()),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from apps.chats.models import Chat, Message
+from apps.chats.models import Chat, Message, PendingAction
 
 
 def chats_of(user) -> QuerySet[Chat]:
@@ -22,8 +22,21 @@ def busy_message(chat: Chat) -> Message | None:
     return (
         chat.messages.filter(
             role=Message.Role.ASSISTANT,
-            status__in=[Message.Status.PENDING, Message.Status.STREAMING],
+            status__in=[
+                Message.Status.PENDING,
+                Message.Status.STREAMING,
+                Message.Status.WAITING,
+            ],
         )
         .order_by("-id")
         .first()
+    )
+
+
+def approval_card_for(user, pk: int) -> PendingAction:
+    return get_object_or_404(
+        PendingAction.objects.select_related("message__chat").filter(
+            message__chat__in=chats_of(user), kind=PendingAction.Kind.APPROVE_TOOLS
+        ),
+        pk=pk,
     )

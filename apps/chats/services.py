@@ -17,6 +17,7 @@ from apps.chats.selectors import busy_message
 from apps.core.errors import Conflict, Refused
 from apps.instance.models import ModelEntry
 from apps.instance.prompts import set_response_style
+from apps.instance.selectors import instance_settings
 from apps.library.selectors import visible_to
 from apps.library.services.documents import document_remove
 from apps.llm.selectors import resolve_model
@@ -57,7 +58,8 @@ def turn_start(
     text = validate_text(text)
     model_text = f"{text}\n\n({context})" if context else text
     with transaction.atomic():
-        if chat is None:
+        created = chat is None
+        if created:
             chat = Chat.objects.create(owner=user, title=_title_from(text), model_label=model_label)
         elif busy_message(chat) is not None:
             raise Conflict("a reply is still being written: stop it or wait for it")
@@ -72,7 +74,25 @@ def turn_start(
             chat=chat, role=Message.Role.ASSISTANT, status=Message.Status.PENDING
         )
         Chat.objects.filter(pk=chat.pk).update(updated_at=timezone.now())
+    if created:
+        chats_prune(owner=user)
     return chat, question, answer
+
+
+def chats_prune(*, owner) -> int:
+    """Remove the person's unpinned chats beyond the instance's limit, oldest
+    first, each with its indexed history; never a pinned chat, never one whose
+    reply is still being written. Returns how many went."""
+    kept = instance_settings().chats_kept
+    if not kept:
+        return 0
+    unpinned = Chat.objects.filter(owner=owner, pinned=False).order_by("-updated_at", "-id")
+    removed = 0
+    for chat in unpinned[kept:]:
+        if busy_message(chat) is None:
+            chat_delete(chat=chat)
+            removed += 1
+    return removed
 
 
 def chat_rename(*, chat: Chat, title: str) -> None:

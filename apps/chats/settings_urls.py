@@ -1,3 +1,5 @@
+"""URLs of Settings → Assistant."""
+
 from django.urls import path
 
 from apps.chats import settings_views

@@ -10,6 +10,7 @@ from datetime import date
 from django.utils import timezone
 
 from apps.accounts.memories import memories_for_prompt
+from apps.chats.kinds import prompt_parts
 from apps.chats.models import Chat, Message
 from apps.core.errors import JarvisError
 from apps.instance.prompts import response_style_for
@@ -63,6 +64,7 @@ def system_prompt(user, chat: Chat, model=None) -> str:
         (getattr(model, "prompt_note", "") or "").strip(),
         NOTES_ONLY if chat.notes_only else OWN_KNOWLEDGE,
         f"Today is {timezone.localdate():%A %d %B %Y}. You are talking with {user.name}.",
+        *prompt_parts(chat),  # what an agent chat kind says about itself (apps.chats.kinds)
         response_style_for(user),
         _labelled(f"{user.name}'s instructions for all their chats:", user.instructions),
         _memories(user, cloud=cloud),

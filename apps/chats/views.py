@@ -1,5 +1,5 @@
 """Chat pages. Sending, stopping and switching model are async views: a reply
-is started as a task on the web process's event loop (runner.REGISTRY)."""
+is started as a task on the web process's event loop (live.REGISTRY)."""
 
 from __future__ import annotations
 
@@ -16,14 +16,17 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from apps.chats import services
+from apps.chats import approvals, services
 from apps.chats.history import search_chats
-from apps.chats.models import Chat, PendingAction
+from apps.chats.live import REGISTRY
+from apps.chats.models import Chat, Message, PendingAction
 from apps.chats.pages import chat_page_context
 from apps.chats.reply import Reply
-from apps.chats.runner import REGISTRY
-from apps.chats.selectors import chats_of, get_chat_for
+from apps.chats.runner import reply_resume, reply_start
+from apps.chats.selectors import approval_card_for, chats_of, get_chat_for
 from apps.core.errors import Conflict, JarvisError
+from apps.core.ids import parse_id
+from apps.core.middleware import csp_allow_inline_styles
 from apps.library.selectors import sources_visible_to, visible_to
 
 
@@ -37,15 +40,20 @@ def index(request: HttpRequest) -> HttpResponse:
 @require_GET
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     chat = get_chat_for(request.user, pk)
-    return render(request, "chats/chat.html", chat_page_context(request.user, chat))
+    context = chat_page_context(request.user, chat)
+    response = render(request, "chats/chat.html", context)
+    if context["inline_styles"]:
+        csp_allow_inline_styles(response)  # a hook's widget (the terminal) styles itself inline
+    return response
 
 
 def _mentions(request: HttpRequest) -> list[dict]:
     mentions = []
     for value in request.POST.getlist("mention")[:20]:
         kind, _, pk = value.partition(":")
-        if kind in ("document", "collection") and pk.isdigit():
-            mentions.append({"kind": kind, "id": int(pk)})
+        number = parse_id(pk)
+        if kind in ("document", "collection") and number is not None:
+            mentions.append({"kind": kind, "id": number})
     return mentions
 
 
@@ -112,7 +120,7 @@ async def answer_send(
         return HttpResponse(_error(str(exc)), status=409)
     except JarvisError as exc:
         return HttpResponse(_error(str(exc)), status=400)
-    REGISTRY.start(answer.pk, started.pk)
+    reply_start(answer.pk, started.pk)
     htmx = bool(request.headers.get("HX-Request"))
     if chat is None:
         url = _safe_next(request) or reverse("chats:detail", args=[started.pk])
@@ -156,8 +164,40 @@ async def stop(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
     exists = await sync_to_async(chat.messages.filter(pk=message_id).exists)()
     if not exists:
         raise Http404
-    REGISTRY.cancel(message_id)
+    if not REGISTRY.cancel(message_id):
+        # Not running here: a reply waiting for approval stops with its calls denied.
+        message = await sync_to_async(Message.objects.get)(pk=message_id)
+        await sync_to_async(approvals.approvals_stop)(message=message)
     return HttpResponse(status=204)
+
+
+@login_required
+@require_POST
+async def approval(request: HttpRequest, pk: int) -> HttpResponse:
+    """The person's answer to an approval card: Approve (the ticked calls run,
+    the others are denied), Deny, or Approve all for this chat. The reply
+    goes on at once."""
+    user = await request.auser()
+    card = await sync_to_async(approval_card_for)(user, pk)
+    decision = request.POST.get("decision", "")
+    if decision not in ("approve", "deny", "approve_chat"):
+        return HttpResponse(_error("choose Approve, Deny or Approve all"), status=400)
+    chosen = set(request.POST.getlist("call")) if decision == "approve" else None
+    try:
+        await sync_to_async(approvals.approvals_resolve)(
+            user=user,
+            action=card,
+            approve=set() if decision == "deny" else chosen,
+            approve_all_for_chat=decision == "approve_chat",
+        )
+    except JarvisError as exc:
+        return HttpResponse(_error(str(exc)), status=409)
+    await reply_resume(card.message_id)
+    await sync_to_async(card.refresh_from_db)()
+    html = await sync_to_async(render_to_string)(
+        "chats/_action.html", {"action": card}, request=request
+    )
+    return HttpResponse(html)
 
 
 @login_required
@@ -209,8 +249,9 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def search(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:200]
-    chats = search_chats(request.user, query) if query else list(chats_of(request.user)[:200])
-    return render(request, "chats/_chat_list.html", {"chats": chats, "query": query})
+    hits = search_chats(request.user, query) if query else None
+    chats = [hit.chat for hit in hits] if hits is not None else list(chats_of(request.user)[:200])
+    return render(request, "chats/_chat_list.html", {"chats": chats, "hits": hits, "query": query})
 
 
 @login_required

@@ -1,5 +1,10 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+from django.urls import register_converter
 from django.utils.module_loading import autodiscover_modules
+
+from apps.core.filemodes import data_modes_fix
+from apps.core.ids import IdConverter
 
 
 class CoreConfig(AppConfig):
@@ -7,7 +12,18 @@ class CoreConfig(AppConfig):
     label = "core"
 
     def ready(self) -> None:
+        # `<id:pk>` in every app's URLs and websocket routes (apps.core.ids); here,
+        # because ready() runs before any URLconf or routing module is imported.
+        register_converter(IdConverter, "id")
         # Every process (web, worker, CLI) imports the apps' tasks modules so the
         # job registry is complete: the Jobs page and sync_status list every job,
         # and the web can enqueue tasks the worker knows by the same names.
         autodiscover_modules("tasks")
+        # An install from before umask 077 had a world-readable database and
+        # uploads; every `migrate` (make run, install.sh, update.sh) fixes that.
+        post_migrate.connect(_fix_data_modes, sender=self, dispatch_uid="core-data-modes")
+
+
+def _fix_data_modes(sender, using: str = "default", **kwargs) -> None:
+    if using == "default":
+        data_modes_fix()

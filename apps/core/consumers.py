@@ -4,7 +4,7 @@
 anonymous connections before `accept()`, joins a group named for the session
 so logging out closes the socket, and re-checks the session periodically so a
 session ended elsewhere (a disabled user, a password change) closes it too.
-Origin and Host are checked before any consumer runs (asgi.py).
+Origin and Host are checked before any consumer runs (asgi.py, apps/core/origins.py).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import logging
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.sessions.models import Session
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -80,7 +81,16 @@ class AuthenticatedConsumer(AsyncJsonWebsocketConsumer):
         alive = Session.objects.filter(
             session_key=self.session_key, expire_date__gt=timezone.now()
         ).exists()
-        return alive and type(self.user).objects.filter(pk=self.user.pk, is_active=True).exists()
+        # Not type(self.user): scope["user"] is Channels' lazy proxy, which has no manager.
+        users = get_user_model().objects
+        return alive and users.filter(pk=self.user.pk, is_active=True).exists()
+
+
+class NotFoundConsumer(AsyncJsonWebsocketConsumer):
+    """Every websocket path no app routes: refused before accept()."""
+
+    async def connect(self) -> None:
+        await self.close(code=CLOSE_NOT_FOUND)
 
 
 class PingConsumer(AuthenticatedConsumer):

@@ -1,3 +1,5 @@
+"""What every page's template sees: the site name, the live-status socket, the person's theme."""
+
 from __future__ import annotations
 
 from django.http import HttpRequest

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -62,11 +63,23 @@ def register(spec: JobSpec) -> JobSpec:
 
 
 class RunRecorder:
-    """Handed to the job body so it can set its one-line summary."""
+    """Handed to the job body so it can set its one-line summary, and report
+    progress while it runs (shown on the Jobs page, which polls)."""
+
+    PROGRESS_EVERY = 2.0  # seconds between progress writes
 
     def __init__(self, run: JobRun) -> None:
         self.run = run
         self.summary = ""
+        self._reported = 0.0
+
+    def progress(self, text: str, *, force: bool = False) -> None:
+        """Show `text` as the running job's summary (at most every few seconds)."""
+        now = time.monotonic()
+        if not force and now - self._reported < self.PROGRESS_EVERY:
+            return
+        self._reported = now
+        JobRun.objects.filter(pk=self.run.pk).update(summary=_one_line(text))
 
 
 @contextmanager

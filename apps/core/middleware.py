@@ -1,4 +1,5 @@
-"""Headers every response carries, static files and error pages included."""
+"""Request and response middleware: the client's address behind a proxy;
+headers every response carries, static files and error pages included."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from collections.abc import Callable
 
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
+
+from apps.core.proxy import client_address, is_trusted_proxy
 
 # No inline script anywhere: htmx is configured (base.html meta) not to eval,
 # and every behaviour lives in static/js/. connect-src 'self' covers same-origin
@@ -25,15 +28,27 @@ _POLICY = {
     "object-src": "'none'",
 }
 # Django's admin templates carry a few style attributes; scripts stay strict there too.
-_ADMIN_OVERRIDES = {"style-src": "'self' 'unsafe-inline'"}
+_INLINE_STYLES = {"style-src": "'self' 'unsafe-inline'"}
+_ADMIN_OVERRIDES = _INLINE_STYLES
 
 PERMISSIONS_POLICY = "camera=(), microphone=(), geolocation=(), payment=(), usb=()"
 
 
-def content_security_policy(request: HttpRequest) -> str:
+def csp_allow_inline_styles(response: HttpResponse) -> HttpResponse:
+    """Let this one response's page use inline styles (`style-src 'self'
+    'unsafe-inline'`): for a vendored widget that styles itself inline, like
+    xterm.js (docs/architecture.md says why that is safe). Nothing else can be
+    loosened per view: script-src, connect-src and the rest stay as they are."""
+    response.csp_inline_styles = True
+    return response
+
+
+def content_security_policy(request: HttpRequest, *, inline_styles: bool = False) -> str:
     policy = dict(_POLICY)
     if request.path.startswith("/admin/"):
         policy.update(_ADMIN_OVERRIDES)
+    if inline_styles:
+        policy.update(_INLINE_STYLES)
     try:
         host = request.get_host()
     except DisallowedHost:
@@ -51,7 +66,9 @@ class SecurityHeadersMiddleware:
         response = self.get_response(request)
         # A view that serves a sandboxed preview sets its own, stricter policy.
         if "Content-Security-Policy" not in response:
-            response["Content-Security-Policy"] = content_security_policy(request)
+            response["Content-Security-Policy"] = content_security_policy(
+                request, inline_styles=getattr(response, "csp_inline_styles", False)
+            )
         response.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
         response.setdefault("X-Content-Type-Options", "nosniff")
         # Static files leave through whitenoise before Django's own middleware
@@ -59,3 +76,24 @@ class SecurityHeadersMiddleware:
         response.setdefault("X-Frame-Options", "DENY")
         response.setdefault("Referrer-Policy", "same-origin")
         return response
+
+
+class ClientAddressMiddleware:
+    """REMOTE_ADDR becomes the client's address (apps.core.proxy); a request
+    that did not come through a trusted proxy loses its X-Forwarded-* headers,
+    so nothing later (Django's HTTPS detection included) can be told otherwise."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        meta = request.META
+        peer = meta.get("REMOTE_ADDR") or None
+        if is_trusted_proxy(peer):
+            address = client_address(peer=peer, forwarded_for=meta.get("HTTP_X_FORWARDED_FOR"))
+            if address:
+                meta["REMOTE_ADDR"] = address
+        else:
+            for name in [key for key in meta if key.startswith("HTTP_X_FORWARDED_")]:
+                del meta[name]
+        return self.get_response(request)

@@ -1,3 +1,5 @@
+"""JobRun: one recorded run of a background job (started, finished, outcome, summary)."""
+
 from __future__ import annotations
 
 from django.conf import settings

@@ -1,9 +1,12 @@
+"""The home redirect, the health check and the styled error pages."""
+
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.core.jobs import REGISTRY, run_now
@@ -48,3 +51,11 @@ def job_run_now(request: HttpRequest, name: str) -> HttpResponse:
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     return render(request, "403_csrf.html", {"reason": reason}, status=403)
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    # Browsers and tools ask for /favicon.ico whatever a page links. The URL of
+    # the hashed static file is looked up per request: at import time (before
+    # collectstatic has run, e.g. during `migrate`) the manifest may not exist.
+    return HttpResponsePermanentRedirect(static("img/favicon.ico"))

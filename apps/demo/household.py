@@ -93,6 +93,18 @@ class _Operator:
         return True
 
 
+def _copy_private(template: Path, folder: Path) -> None:
+    # Not copytree: it copies the modes of the repository's world-readable files
+    # and folders; these copies get this process's private ones (umask 077).
+    for path in sorted(template.rglob("*")):
+        target = folder / path.relative_to(template)
+        if path.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+
+
 def seed_demo_vaults(vaults_root: Path) -> list[tuple[str, SyncReport]]:
     """Copy each demo member's vault under the vaults root (if it is not there
     yet), register it as their source and sync it. Idempotent."""
@@ -103,7 +115,7 @@ def seed_demo_vaults(vaults_root: Path) -> list[tuple[str, SyncReport]]:
             continue
         folder = vaults_root / spec.username
         if not folder.exists():
-            shutil.copytree(TEMPLATES / spec.username, folder)
+            _copy_private(TEMPLATES / spec.username, folder)
             pdf = folder / spec.pdf_path
             pdf.parent.mkdir(parents=True, exist_ok=True)
             pdf.write_bytes(render(spec.pdf))

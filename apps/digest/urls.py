@@ -8,6 +8,6 @@ urlpatterns = [
     path("", views.index, name="index"),
     path("settings/", views.settings_page, name="settings"),
     path("run/", views.run_now, name="run"),
-    path("<int:pk>/", views.detail, name="detail"),
-    path("<int:pk>/papers/<int:number>/add/", views.add_paper, name="add_paper"),
+    path("<id:pk>/", views.detail, name="detail"),
+    path("<id:pk>/papers/<id:number>/add/", views.add_paper, name="add_paper"),
 ]

@@ -3,5 +3,5 @@ from django.urls import path
 from apps.drafts import consumers
 
 websocket_urlpatterns = [
-    path("ws/drafts/<int:draft_id>/", consumers.DraftConsumer.as_asgi()),
+    path("ws/drafts/<id:draft_id>/", consumers.DraftConsumer.as_asgi()),
 ]

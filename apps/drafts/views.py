@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from apps.chats.pages import conversation_context
 from apps.chats.views import answer_send
 from apps.core.errors import AlreadyExists, Conflict, JarvisError, Refused
+from apps.core.ids import parse_id
 from apps.drafts import builds, sandbox, selectors, services
 from apps.drafts.forms import NewDraftForm, NewFileForm
 from apps.drafts.preview import preview_for
@@ -100,7 +101,7 @@ def editor(request: HttpRequest, pk: int) -> HttpResponse:
         "draft": draft,
         "files": files,
         "opened": opened if opened in files else (files[0] if files else ""),
-        "proposal_id": request.GET.get("proposal", ""),
+        "proposal_id": parse_id(request.GET.get("proposal", "")) or "",
         "pending": pending,
         "tools": builds.tools_available(),
         "file_form": NewFileForm(),

@@ -23,10 +23,28 @@ class InstanceSettingsAdmin(admin.ModelAdmin):
                     "sync_interval_minutes",
                     "inbox_interval_minutes",
                     "drafts_retention_days",
+                    "chats_kept",
                 )
             },
         ),
         ("Paper digest", {"fields": ("digest_enabled", "digest_weekday", "digest_hour")}),
+        (
+            "Reading files",
+            {"fields": ("ocr_languages", "describe_images", "vision_model")},
+        ),
+        ("Search: embedding model", {"fields": ("embedding_model", "embedding_model_dir")}),
+        (
+            "Search: reranker",
+            {
+                "fields": (
+                    "reranker",
+                    "reranker_dir",
+                    "reranker_connection",
+                    "reranker_model",
+                    "reranker_api",
+                )
+            },
+        ),
     )
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -63,6 +63,13 @@ class InstanceSettingsForm(forms.ModelForm):
             "digest_enabled",
             "digest_weekday",
             "digest_hour",
+            "embedding_model",
+            "embedding_model_dir",
+            "reranker",
+            "reranker_dir",
+            "reranker_connection",
+            "reranker_model",
+            "reranker_api",
         )
         widgets = {"system_prompt": forms.Textarea(attrs={"rows": 24, "cols": 100})}
 

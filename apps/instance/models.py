@@ -1,5 +1,10 @@
+"""The instance's configuration rows: settings (one row), LLM connections with
+their encrypted keys, the model catalogue."""
+
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
@@ -7,6 +12,17 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from apps.core import crypto
+
+_OCR_LANGUAGES = re.compile(r"^[a-z]{3}(?:_[a-z]+)?(?:\+[a-z]{3}(?:_[a-z]+)?)*$")
+
+
+def validate_ocr_languages(value: str) -> None:
+    """Tesseract's form, "eng" or "eng+deu": codes only, so the value can go
+    into tesseract's argument list as it is."""
+    if value and not _OCR_LANGUAGES.match(value):
+        raise ValidationError(
+            "Tesseract language codes joined by +, like eng or eng+deu.", code="invalid"
+        )
 
 
 class InstanceSettings(models.Model):
@@ -31,6 +47,35 @@ class InstanceSettings(models.Model):
     # that improves it reaches every instance that never changed it.
     system_prompt = models.TextField(blank=True)
 
+    # Reading files: OCR and image descriptions (apps.library.ingest).
+    ocr_languages = models.CharField(
+        "OCR languages",
+        max_length=100,
+        default="eng",
+        validators=[validate_ocr_languages],
+        help_text="Tesseract languages for scanned PDFs and photos, joined by +, e.g. "
+        "eng+deu. Each needs its tesseract-ocr-<code> package. Collections may set their own. "
+        "Empty turns OCR off.",
+        blank=True,
+    )
+    describe_images = models.BooleanField(
+        "describe figures and photos",
+        default=False,
+        help_text="Ask the vision model to describe PDF figures and uploaded photos, so they "
+        "are found by what they show. Collections may opt in or out. Costs one model call "
+        "per new image.",
+    )
+    vision_model = models.ForeignKey(
+        "instance.ModelEntry",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        limit_choices_to={"supports_vision": True},
+        help_text="The model that describes images. Empty: the first enabled vision model, "
+        "local ones first. Images of local-only collections only ever go to a local model.",
+    )
+
     # Background work. Read by the worker at run time, so a change applies from
     # the next tick without restarting anything.
     sync_interval_minutes = models.PositiveIntegerField(
@@ -42,6 +87,12 @@ class InstanceSettings(models.Model):
         default=10,
         validators=[MinValueValidator(1), MaxValueValidator(24 * 60)],
         help_text="How often PDF inboxes are scanned for new or changed files.",
+    )
+    chats_kept = models.PositiveIntegerField(
+        default=50,
+        validators=[MaxValueValidator(100_000)],
+        help_text="Each person's unpinned chats beyond this many are removed, oldest first, "
+        "with their searchable history (pinned chats never). 0 keeps every chat.",
     )
     drafts_retention_days = models.PositiveIntegerField(
         default=30,
@@ -71,6 +122,70 @@ class InstanceSettings(models.Model):
         help_text="The hour (0–23, the instance's time zone) the weekly digest runs.",
     )
 
+    # Search. Read by the library at run time (apps.library.index.embeddings,
+    # apps.library.search.rerank); models are loaded from disk, never downloaded.
+    embedding_model = models.CharField(
+        max_length=40,
+        blank=True,
+        choices=[
+            ("all-MiniLM-L6-v2-onnx-int8", "all-MiniLM-L6-v2 (English)"),
+            ("use-multilingual-v3", "Universal Sentence Encoder multilingual v3 (16 languages)"),
+            ("directory", "An ONNX model in the directory below"),
+        ],
+        help_text="The model passages are embedded with. Blank: JARVIS_EMBEDDING_MODEL "
+        "(English MiniLM unless set). Changing it re-embeds every passage in the worker "
+        "(see Jobs); search keeps using the current vectors until the new ones are ready.",
+    )
+    embedding_model_dir = models.CharField(
+        "embedding model directory",
+        max_length=500,
+        blank=True,
+        help_text="Absolute path on the server to a sentence-transformers ONNX export "
+        "(model.onnx, tokenizer.json, config.json, special_tokens_map.json, "
+        "tokenizer_config.json). Only used with “An ONNX model in the directory below”.",
+    )
+    reranker = models.CharField(
+        max_length=12,
+        blank=True,
+        choices=[
+            ("", "Off"),
+            ("directory", "A cross-encoder in the directory below (runs here)"),
+            ("endpoint", "A /rerank endpoint of the connection below"),
+        ],
+        help_text="Re-orders the top 30 passages of every search with a cross-encoder. "
+        "Off unless chosen.",
+    )
+    reranker_dir = models.CharField(
+        "reranker directory",
+        max_length=500,
+        blank=True,
+        help_text="Absolute path to a cross-encoder ONNX export (model.onnx, tokenizer.json, "
+        "config.json, special_tokens_map.json, tokenizer_config.json), e.g. "
+        "ms-marco-MiniLM-L-6-v2.",
+    )
+    reranker_connection = models.ForeignKey(
+        "instance.Connection",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Where the /rerank endpoint is (its base URL, key, local or cloud). A cloud "
+        "reranker only ever receives passages from cloud-allowed collections.",
+    )
+    reranker_model = models.CharField(
+        max_length=200, blank=True, help_text="The model id the endpoint expects, if any."
+    )
+    reranker_api = models.CharField(
+        "reranker API",
+        max_length=10,
+        default="jina",
+        blank=True,  # blank: the jina shape
+        choices=[
+            ("jina", "POST /rerank {query, documents} (llama.cpp, vLLM, Infinity, Jina, Cohere)"),
+            ("tei", "POST /rerank {query, texts} (Hugging Face text-embeddings-inference)"),
+        ],
+    )
+
     class Meta:
         verbose_name = "instance settings"
         verbose_name_plural = "instance settings"
@@ -81,6 +196,43 @@ class InstanceSettings(models.Model):
     def save(self, *args, **kwargs) -> None:
         self.pk = 1
         super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        errors = {}
+        if self.embedding_model == "directory":
+            problem = model_directory_problem(self.embedding_model_dir)
+            if problem:
+                errors["embedding_model_dir"] = problem
+        if self.reranker == "directory":
+            problem = model_directory_problem(self.reranker_dir)
+            if problem:
+                errors["reranker_dir"] = problem
+        if self.reranker == "endpoint" and self.reranker_connection_id is None:
+            errors["reranker_connection"] = "Choose the connection whose /rerank endpoint to use."
+        if errors:
+            raise ValidationError(errors)
+
+
+MODEL_DIRECTORY_FILES = (
+    "model.onnx",
+    "tokenizer.json",
+    "config.json",
+    "special_tokens_map.json",
+    "tokenizer_config.json",
+)
+
+
+def model_directory_problem(path: str) -> str:
+    """What is wrong with a model directory an admin named ("" when nothing)."""
+    folder = Path(path.strip()) if path.strip() else None
+    if folder is None or not folder.is_absolute():
+        return "Give the absolute path of the model's directory on this server."
+    if not folder.is_dir():
+        return f"{folder} is not a directory this server can read."
+    missing = [name for name in MODEL_DIRECTORY_FILES if not (folder / name).is_file()]
+    if missing:
+        return f"{folder} has no {', '.join(missing)}."
+    return ""
 
 
 def validate_base_url(value: str) -> None:

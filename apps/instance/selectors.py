@@ -1,3 +1,5 @@
+"""The instance settings row, and readers of its fields for schedules."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -96,15 +96,32 @@ def model_add(
     return entry
 
 
-def models_add_found(*, connection: Connection, model_ids: Iterable[str]) -> list[ModelEntry]:
-    """Add the ids a check found that are not in the catalogue yet (capabilities
-    unknown: no tools, no vision; an admin ticks them afterwards)."""
+def models_add_found(
+    *,
+    connection: Connection,
+    model_ids: Iterable[str],
+    capabilities: dict[str, tuple[int | None, bool | None, bool | None]] | None = None,
+) -> list[ModelEntry]:
+    """Add the ids a check found that are not in the catalogue yet, with the
+    (context length, tools, vision) the endpoint stated for each in
+    `capabilities`; what it did not state stays unknown (0 / no tools / no
+    vision) for an admin to tick afterwards."""
     known = set(connection.models.values_list("model_id", flat=True))
-    new = [
-        ModelEntry(connection=connection, model_id=model_id)
-        for model_id in dict.fromkeys(m.strip() for m in model_ids)
-        if model_id and model_id not in known and len(model_id) <= 200
-    ]
+    stated = capabilities or {}
+    new = []
+    for model_id in dict.fromkeys(m.strip() for m in model_ids):
+        if not model_id or model_id in known or len(model_id) > 200:
+            continue
+        context, tools, vision = stated.get(model_id, (None, None, None))
+        new.append(
+            ModelEntry(
+                connection=connection,
+                model_id=model_id,
+                context_length=context or 0,
+                supports_tools=bool(tools),
+                supports_vision=bool(vision),
+            )
+        )
     with transaction.atomic():
         for entry in new:
             entry.save()

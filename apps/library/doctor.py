@@ -20,7 +20,7 @@ from pathlib import Path
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.library.index import tables
+from apps.library.index import fts, tables
 from apps.library.index.embeddings import configured_model, get_embedder
 from apps.library.models import Chunk, Document, Source
 from apps.library.tasks import ingest_task
@@ -110,11 +110,7 @@ def _rebuild(ids: set[int]) -> str:
     )
     with transaction.atomic():
         _drop_orphans({c.id for c in chunks})
-        with connection.cursor() as cursor:
-            cursor.executemany(
-                f"INSERT INTO {tables.FTS_TABLE}(rowid, text, context) VALUES (%s, %s, %s)",
-                [(c.id, c.text, tables.fts_context(c.header, c.section)) for c in chunks],
-            )
+        fts.insert_chunks(chunks)
         tables.insert_vectors(chunks, list(vectors), state)
     return f"rebuilt the index rows of {len(chunks)} passages"
 

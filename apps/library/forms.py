@@ -4,6 +4,9 @@ from django import forms
 from django.contrib.auth.models import Group
 
 from apps.accounts.models import User
+from apps.core.fields import ModelIdsField
+from apps.instance.models import validate_ocr_languages
+from apps.library.ingest.parsing.ocr import installed_languages, split_languages
 from apps.library.models import Source
 
 
@@ -13,7 +16,7 @@ def _split_dirs(value: str) -> list[str]:
 
 class CollectionForm(forms.Form):
     sharing = forms.ChoiceField(choices=Source.Sharing.choices)
-    groups = forms.ModelMultipleChoiceField(
+    groups = ModelIdsField(
         queryset=Group.objects.order_by("name"), required=False, widget=forms.CheckboxSelectMultiple
     )
     cloud = forms.ChoiceField(choices=Source.Cloud.choices, label="Cloud models")
@@ -35,6 +38,21 @@ class CollectionForm(forms.Form):
         help_text="Each note there is a project in your project registry "
         "(so is any note with `type: project` in its frontmatter).",
     )
+    ocr_languages = forms.CharField(
+        required=False,
+        max_length=100,
+        label="OCR languages",
+        validators=[validate_ocr_languages],
+        help_text="For scans and photos, e.g. eng+deu. Empty: the instance's setting. "
+        "Applies to files read from now on (reprocess to re-read the others).",
+    )
+    describe_images = forms.ChoiceField(
+        choices=Source.Describe.choices,
+        required=False,
+        label="Figures and photos",
+        help_text="A vision model describes them so they are found by what they show. "
+        "Local-only collections use only a local model.",
+    )
 
     def __init__(self, *args, source: Source, **kwargs) -> None:
         initial = {
@@ -44,6 +62,8 @@ class CollectionForm(forms.Form):
             "private_dirs": ", ".join(source.private_dirs),
             "unversioned_dirs": ", ".join(source.unversioned_dirs),
             "project_dirs": ", ".join(source.project_dirs),
+            "ocr_languages": source.ocr_languages,
+            "describe_images": source.describe_images,
         }
         super().__init__(*args, initial=initial, **kwargs)
         self.source = source
@@ -51,6 +71,15 @@ class CollectionForm(forms.Form):
             del self.fields["private_dirs"]
             del self.fields["unversioned_dirs"]
             del self.fields["project_dirs"]
+
+    def clean_ocr_languages(self) -> str:
+        value = self.cleaned_data.get("ocr_languages", "").strip()
+        missing = [code for code in split_languages(value) if code not in installed_languages()]
+        if missing:
+            raise forms.ValidationError(
+                f"OCR language data not installed on the server: {', '.join(missing)}"
+            )
+        return value
 
     def clean(self) -> dict:
         data = super().clean()

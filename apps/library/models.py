@@ -12,6 +12,8 @@ from django.contrib.auth.models import Group
 from django.db import models
 from django.utils import timezone
 
+from apps.instance.models import validate_ocr_languages
+
 DEFAULT_PRIVATE_DIRS = ["private"]
 DEFAULT_SKIP_DIRS = [".obsidian", ".trash"]
 
@@ -34,6 +36,11 @@ class Source(models.Model):
         LOCAL_ONLY = "local-only", "Local models only"
         ALLOWED = "allowed", "Cloud models allowed"
 
+    class Describe(models.TextChoices):
+        DEFAULT = "", "As the instance says"
+        ON = "on", "Describe figures and photos"
+        OFF = "off", "Do not describe them"
+
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sources"
     )
@@ -49,6 +56,16 @@ class Source(models.Model):
     # Folders whose notes are projects (the project registry, apps.projects).
     project_dirs = models.JSONField(default=list, blank=True)
     skip_dirs = models.JSONField(default=list, blank=True)
+    # Blank: the instance's OCR languages (InstanceSettings.ocr_languages).
+    ocr_languages = models.CharField(
+        max_length=100, blank=True, validators=[validate_ocr_languages]
+    )
+    # Whether a vision model describes this collection's figures and photos;
+    # blank follows the instance default. Local-only collections only ever use
+    # a local model (apps.library.ingest.vision).
+    describe_images = models.CharField(
+        max_length=3, choices=Describe.choices, default=Describe.DEFAULT, blank=True
+    )
     created_at = models.DateTimeField(default=timezone.now)
     last_synced_at = models.DateTimeField(null=True, blank=True)
 
@@ -74,6 +91,14 @@ class Document(models.Model):
         WEB = "web", "Web page"
         EPUB = "epub", "E-book"
         PAPER = "paper", "Paper"
+        IMAGE = "image", "Image"
+        DOCX = "docx", "Word document"
+        PPTX = "pptx", "Slides"
+        XLSX = "xlsx", "Spreadsheet"
+        ODT = "odt", "OpenDocument text"
+        ODS = "ods", "OpenDocument spreadsheet"
+        RTF = "rtf", "RTF document"
+        CSV = "csv", "CSV table"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -104,10 +129,17 @@ class Document(models.Model):
     family = models.CharField(max_length=600, blank=True, db_index=True)
     version_rank = models.FloatField(default=0)
     is_latest = models.BooleanField(default=True)
+    # 0 for the oldest version of its family, counting up (failed versions
+    # included): the newest version a person may see is the highest they can read.
+    family_position = models.PositiveIntegerField(default=0)
     in_private_dir = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     error = models.TextField(blank=True)
     warnings = models.JSONField(default=list, blank=True)
+    # What the worker is doing while the status is "parsing" ("describing figure 2 of 5").
+    progress = models.CharField(max_length=200, blank=True)
+    # Pages read by OCR, and those that yielded nothing: {"pages": [1, 2], "empty": [2]}.
+    ocr = models.JSONField(default=dict, blank=True)
     # Record fields from frontmatter (untrusted input, namespaced).
     category = models.CharField(max_length=100, blank=True, db_index=True)
     record_status = models.CharField(max_length=100, blank=True, db_index=True)
@@ -134,6 +166,13 @@ class Document(models.Model):
             models.Index(fields=["source", "path"]),
             models.Index(fields=["-effective_date", "-id"]),
             models.Index(fields=["status"]),
+            # Only documents with record fields: the record leg reads their
+            # values on every search (apps.library.search.records).
+            models.Index(
+                fields=["source", "in_private_dir"],
+                condition=~models.Q(category="", record_status="", entity=""),
+                name="library_doc_records",
+            ),
         ]
         ordering = ["source_id", "path"]
 
@@ -214,6 +253,7 @@ class Chunk(models.Model):
     page = models.PositiveIntegerField(null=True, blank=True)
     annotation = models.CharField(max_length=12, blank=True)
     section_date = models.DateField(null=True, blank=True)
+    origin = models.CharField(max_length=8, blank=True)  # "ocr": recognised in an image
     # Document latest AND, in a file of dated sections, the newest section.
     is_latest = models.BooleanField(default=True)
     # In a section its note marks private: owner-only and local-only whatever
@@ -231,6 +271,29 @@ class Chunk(models.Model):
     def owner_only(self) -> bool:
         """Private folder or private section (needs `document` loaded)."""
         return self.private or self.document.in_private_dir
+
+
+class ImageDescription(models.Model):
+    """What a vision model said an image shows, remembered per collection by
+    the hash of the image's bytes: re-parsing an unchanged file (or the same
+    figure in another version of it) never asks the model again."""
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="descriptions")
+    image_hash = models.CharField(max_length=64)
+    description = models.TextField()
+    model_label = models.CharField(max_length=300)  # "<connection>:<model id>" that wrote it
+    local_model = models.BooleanField()  # written by a local model
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "image_hash"], name="imagedescription_unique_per_source"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.image_hash[:12]} ({self.model_label})"
 
 
 class IndexState(models.Model):

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from apps.accounts.models import HOUSEHOLD_GROUP
+from apps.core.ids import parse_id
 from apps.library.index.tables import slice_partitions
 from apps.library.models import Chunk, Document, Source
 
@@ -116,12 +117,8 @@ class ListingFilters:
 
     @classmethod
     def from_query(cls, query) -> ListingFilters:
-        def number(name: str) -> int | None:
-            value = query.get(name, "")
-            return int(value) if value.isdigit() else None
-
         return cls(
-            source=number("collection"),
+            source=parse_id(query.get("collection", "")),
             kind=query.get("kind", "")[:20],
             category=query.get("category", "")[:100],
             status=query.get("status", "")[:100],
@@ -141,12 +138,29 @@ KIND_GROUPS = {
     "notes": ("note", "text"),
     "papers": ("paper", "pdf", "epub"),
     "web": ("web",),
+    "office": ("docx", "pptx", "xlsx", "odt", "ods", "rtf", "csv"),
+    "images": ("image",),
 }
 
 
+def newer_version_for(user) -> Exists:
+    """True for a document with a newer readable version `user` may see. A
+    newer version in its owner's private folder does not count: for everyone
+    else the newest copy they can read is the latest there is."""
+    newer = visible_to(user).filter(
+        source_id=OuterRef("source_id"),
+        family=OuterRef("family"),
+        family_position__gt=OuterRef("family_position"),
+        status=Document.Status.READY,
+    )
+    return Exists(newer.exclude(family="").exclude(family__startswith="file:"))
+
+
 def library_documents(user, filters: ListingFilters) -> QuerySet[Document]:
-    """The library listing: what `user` may see, filtered, newest first."""
+    """The library listing: what `user` may see, filtered, newest first; each
+    with `superseded` (a newer version they may see exists)."""
     documents = visible_to(user).select_related("source", "source__owner")
+    documents = documents.annotate(superseded=newer_version_for(user))
     if filters.source:
         documents = documents.filter(source_id=filters.source)
     if filters.kind in KIND_GROUPS:
@@ -162,7 +176,9 @@ def library_documents(user, filters: ListingFilters) -> QuerySet[Document]:
     if filters.tag:
         documents = documents.filter(tag_rows__tag=filters.tag)
     if filters.latest:
-        documents = documents.filter(is_latest=True)
+        documents = documents.filter(
+            Q(is_latest=True) | (Q(superseded=False) & Q(status=Document.Status.READY))
+        )
     return documents.order_by(*LISTING_ORDER)
 
 
@@ -179,15 +195,8 @@ def family_of(user, document: Document) -> list[Document]:
         return [document]
     members = visible_to(user).filter(source=document.source, family=document.family)
     members = members.exclude(status=Document.Status.FAILED)
-    return sorted(
-        members,
-        key=lambda d: (
-            d.shown_date is not None,
-            d.shown_date or d.created_at.date(),
-            d.version_rank,
-            d.pk,
-        ),
-    )
+    # family_position is the order sync worked out (dates, version markers, file times).
+    return sorted(members, key=lambda d: (d.family_position, d.pk))
 
 
 def record_categories(user) -> list[tuple[str, int]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, Q
+from django.db.models import Count
 
 from apps.library.models import Chunk, Document, Source
 from apps.library.selectors import sources_visible_to, visible_to
@@ -35,7 +35,8 @@ def library_stats(user=None) -> dict:
     return {
         "documents": documents.count(),
         "chunks": chunks.count(),
-        "annotations": chunks.filter(~Q(annotation="")).count(),
+        # A person's highlights and notes; figure and photo passages are not theirs.
+        "annotations": chunks.exclude(annotation__in=("", "figure", "photo")).count(),
         "by_status": by_status,
         "by_kind": by_kind,
         "categories": categories,

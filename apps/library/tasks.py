@@ -5,6 +5,7 @@ transaction.on_commit by the views (see `enqueue`)."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -13,9 +14,14 @@ from django.db import transaction
 from apps.core.jobs import on_demand_job, periodic_job
 from apps.core.schedules import Every
 from apps.instance.selectors import setting_reader
+from apps.library.index.embeddings import EmbeddingUnavailable, configured_model
+from apps.library.index.reindex import reindex
+from apps.library.index.tables import index_state
 from apps.library.ingest.sync import SourceUnavailable, SyncReport, source_sync
 from apps.library.models import Document, Source
 from apps.library.services.documents import document_ingest, source_reprocess
+
+logger = logging.getLogger(__name__)
 
 
 class SourcesFailed(Exception):
@@ -60,6 +66,41 @@ def reprocess_source_task(source_id: int, *, run, mode: str = "full") -> str:
         return f"collection {source_id} no longer exists"
     done, failed = source_reprocess(source=source, mode=mode)
     return f"reprocessed {done} documents of “{source.name}” ({failed} failed)"
+
+
+@on_demand_job(name="library_reindex", title="Re-embed the library with the chosen model")
+def reindex_task(*, run) -> str:
+    """Fill a new generation of vectors with the model an admin chose; search
+    keeps using the current one until the swap at the end."""
+
+    def progress(done: int, total: int) -> None:
+        share = 100 * done / total if total else 100
+        run.progress(f"embedded {done}/{total} passages ({share:.0f}%) with {model}")
+
+    model = configured_model().name
+    run.progress(f"re-embedding every passage with {model}", force=True)
+    report = reindex(progress=progress)
+    return (
+        f"re-embedded {report.chunks} passages with {report.model} (generation {report.generation})"
+    )
+
+
+def enqueue_reindex_if_model_changed() -> bool:
+    """Queue a reindex when the chosen embedding model is not the one the
+    index was built with (and none is running). True when one was queued."""
+    state = index_state()
+    try:
+        wanted = configured_model()
+    except EmbeddingUnavailable:
+        logger.warning("the chosen embedding model cannot be loaded; no reindex queued")
+        return False
+    if state.reindexing_since or (state.model_name, state.dimension) == (
+        wanted.name,
+        wanted.dimension,
+    ):
+        return False
+    transaction.on_commit(lambda: reindex_task())
+    return True
 
 
 def enqueue_ingest(document: Document, *, user_id: int, **options) -> None:

@@ -30,8 +30,8 @@ from types import ModuleType
 import httpx
 
 from apps.llm import anthropic, openai
-from apps.llm.config import ProviderConfig, ToolSpec, provider_config_for
-from apps.llm.errors import ProviderError, redact
+from apps.llm.config import ModelInfo, ProviderConfig, ToolSpec, provider_config_for
+from apps.llm.errors import LocalOnlyRefused, ProviderError, redact
 from apps.llm.events import (
     Event,
     Finished,
@@ -44,7 +44,7 @@ from apps.llm.events import (
     Usage,
 )
 from apps.llm.http import post_sse
-from apps.llm.transcript import Turn
+from apps.llm.transcript import Turn, images_of, is_local_only
 
 ADAPTERS: dict[str, ModuleType] = {"openai": openai, "anthropic": anthropic}
 KINDS = tuple(ADAPTERS)
@@ -72,9 +72,21 @@ def stream_chat(
     is made when iteration starts; cancelling the iterating task closes it.
     `client`: a shared httpx.AsyncClient (its own timeouts then apply to the
     network; `config.timeout` still bounds the wait for the first token). By
-    default each call makes its own client."""
+    default each call makes its own client.
+
+    Privacy, at the last point before the wire: a local-only image (see
+    `transcript`) never goes to a config that is not explicitly local;
+    LocalOnlyRefused is raised here, before anything is sent."""
     adapter = adapter_for(config)  # an unknown kind fails here, before any iteration
+    refuse_local_only_images(config, turns)
     return _events(adapter, config, system=system, turns=turns, tools=tools, client=client)
+
+
+def refuse_local_only_images(config: ProviderConfig, turns: list[Turn]) -> None:
+    if config.cloud and any(is_local_only(block) for block in images_of(turns)):
+        raise LocalOnlyRefused(
+            f"refused: an image from local-only content may not go to a cloud model ({config.host})"
+        )
 
 
 async def _events(
@@ -106,17 +118,44 @@ async def _events(
         yield out
 
 
+async def describe_models(
+    config: ProviderConfig, *, client: httpx.AsyncClient | None = None
+) -> list[ModelInfo]:
+    """The models the server offers, in its order, with the context length and
+    tool/vision support where it says (see each adapter for the endpoints)."""
+    return await adapter_for(config).describe_models(config, client=client)
+
+
+async def reply_text(
+    config: ProviderConfig,
+    *,
+    system: str,
+    turns: list[Turn],
+    client: httpx.AsyncClient | None = None,
+) -> str:
+    """The whole text of a reply without tools: for one-shot questions such as
+    describing an image. Same failures (and privacy refusal) as stream_chat."""
+    builder = ReplyBuilder()
+    events = stream_chat(config, system=system, turns=turns, tools=[], client=client)
+    async with contextlib.aclosing(events):
+        async for event in events:
+            builder.feed(event)
+    return builder.text
+
+
 async def list_models(
     config: ProviderConfig, *, client: httpx.AsyncClient | None = None
 ) -> list[str]:
-    """The model ids the server offers, in its order (see each adapter for the endpoints)."""
-    return await adapter_for(config).list_models(config, client=client)
+    """The model ids the server offers, in its order."""
+    return [info.id for info in await describe_models(config, client=client)]
 
 
 __all__ = [
     "KINDS",
     "Event",
     "Finished",
+    "LocalOnlyRefused",
+    "ModelInfo",
     "OpaqueBlock",
     "ProviderConfig",
     "ProviderError",
@@ -127,8 +166,10 @@ __all__ = [
     "ToolCallStarted",
     "ToolSpec",
     "Usage",
+    "describe_models",
     "list_models",
     "provider_config_for",
     "redact",
+    "reply_text",
     "stream_chat",
 ]

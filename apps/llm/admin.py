@@ -5,9 +5,13 @@ endpoint, which only this layer can do; so their admin lives here."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.forms.models import BaseInlineFormSet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 
 from apps.instance import services as instance_services
 from apps.instance.forms import ConnectionForm
@@ -19,8 +23,58 @@ from apps.llm.services import CheckResult, connection_check
 SHOWN_IDS = 40
 
 
+class ModelEntryForm(forms.ModelForm):
+    """A catalogue entry, with "instance default" as a tick box."""
+
+    instance_default = forms.BooleanField(
+        required=False,
+        label="instance default",
+        help_text="The model a chat starts with when the person has not chosen one.",
+    )
+
+    class Meta:
+        model = ModelEntry
+        fields = (
+            "connection",
+            "model_id",
+            "display_name",
+            "supports_tools",
+            "supports_vision",
+            "context_length",
+            "enabled",
+            "groups",
+        )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        pk = self.instance.pk
+        self.fields["instance_default"].initial = bool(
+            pk and pk == instance_settings().default_model_id
+        )
+
+
+def _save_default(form: ModelEntryForm, entry: ModelEntry) -> None:
+    if "instance_default" not in form.changed_data:
+        return
+    if form.cleaned_data["instance_default"]:
+        instance_services.default_model_set(model=entry)
+    elif instance_settings().default_model_id == entry.pk:
+        instance_services.default_model_set(model=None)
+
+
+class DefaultAwareFormSet(BaseInlineFormSet):
+    def save(self, commit: bool = True):
+        saved = super().save(commit=commit)
+        for form in self.forms:
+            if form.instance.pk and form not in self.deleted_forms:
+                _save_default(form, form.instance)
+        return saved
+
+
 class ModelEntryInline(admin.TabularInline):
     model = ModelEntry
+    form = ModelEntryForm
+    formset = DefaultAwareFormSet
     fields = (
         "model_id",
         "display_name",
@@ -28,6 +82,7 @@ class ModelEntryInline(admin.TabularInline):
         "supports_vision",
         "context_length",
         "enabled",
+        "instance_default",
     )
     extra = 0
     show_change_link = True  # groups are edited on the model's own page
@@ -58,6 +113,52 @@ class ConnectionAdmin(admin.ModelAdmin):
     )
     inlines = (ModelEntryInline,)
     actions = ("check_connections", "add_found_models")
+    change_form_template = "admin/llm/connection/change_form.html"
+
+    def get_urls(self):
+        check = path(
+            "<path:object_id>/check/",
+            self.admin_site.admin_view(self.check_view),
+            name="llm_connection_check",
+        )
+        return [check, *super().get_urls()]
+
+    def check_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Ask the endpoint which models it serves; tick the ones to add (with
+        the context length and tool/vision support the endpoint states)."""
+        connection = self.get_object(request, object_id)
+        if connection is None or not self.has_change_permission(request, connection):
+            raise Http404
+        result = connection_check(connection=connection)
+        if request.method == "POST" and result.ok:
+            chosen = [m for m in request.POST.getlist("model") if m in result.found]
+            added = instance_services.models_add_found(
+                connection=connection,
+                model_ids=chosen,
+                capabilities={
+                    m: (i.context_length, i.tools, i.vision) for m, i in result.found.items()
+                },
+            )
+            self.message_user(
+                request, f"Added {len(added)} models to {connection.name}.", messages.SUCCESS
+            )
+            return HttpResponseRedirect(
+                reverse("admin:instance_connection_change", args=[connection.pk])
+            )
+        known = set(connection.models.values_list("model_id", flat=True))
+        rows = [
+            {"info": result.found[model_id], "known": model_id in known}
+            for model_id in result.models
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Check {connection.name}",
+            "opts": self.model._meta,
+            "original": connection,
+            "result": result,
+            "rows": rows,
+        }
+        return TemplateResponse(request, "admin/llm/connection/check.html", context)
 
     @admin.display(description="stored key")
     def stored_key(self, obj: Connection) -> str:
@@ -107,6 +208,11 @@ class ModelEntryAdmin(admin.ModelAdmin):
     search_fields = ("model_id", "display_name", "connection__name")
     filter_horizontal = ("groups",)
     actions = ("make_default",)
+    form = ModelEntryForm
+
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        _save_default(form, obj)
 
     @admin.display(description="cloud", boolean=True)
     def is_cloud(self, obj: ModelEntry) -> bool:

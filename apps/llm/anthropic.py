@@ -31,7 +31,7 @@ from typing import Any
 
 import httpx
 
-from apps.llm.config import ProviderConfig, ToolSpec
+from apps.llm.config import ModelInfo, ProviderConfig, ToolSpec
 from apps.llm.errors import ProviderError, checked_key, logged, redact, secrets_of
 from apps.llm.events import (
     Event,
@@ -250,11 +250,11 @@ def request(
     )
 
 
-async def list_models(
+async def describe_models(
     config: ProviderConfig, *, client: httpx.AsyncClient | None = None
-) -> list[str]:
-    """Model ids from GET {base}/v1/models, following its pages."""
-    names: list[str] = []
+) -> list[ModelInfo]:
+    """The models from GET {base}/v1/models, following its pages."""
+    found: dict[str, ModelInfo] = {}
     after: str | None = None
     for _ in range(20):  # 20 pages of 1000: far beyond any real catalogue
         params = {"limit": 1000, **({"after_id": after} if after else {})}
@@ -262,10 +262,10 @@ async def list_models(
         data = await get_json(config, url, headers=_headers(config), client=client)
         entries = data.get("data") if isinstance(data, dict) else None
         for entry in entries if isinstance(entries, list) else []:
-            name = entry.get("id") if isinstance(entry, dict) else None
-            if isinstance(name, str) and name and name not in names:
-                names.append(name)
+            info = ModelInfo.from_entry(entry) if isinstance(entry, dict) else None
+            if info is not None:
+                found.setdefault(info.id, info)
         if not (isinstance(data, dict) and data.get("has_more") and data.get("last_id")):
             break
         after = str(data["last_id"])
-    return names
+    return list(found.values())

@@ -26,6 +26,9 @@ class ProviderConfig:
     # Extra top-level request fields, merged last: {"thinking": {...}} for
     # Anthropic, {"provider": {"data_collection": "deny"}} for OpenRouter.
     extra: dict[str, Any] | None = field(default=None, hash=False)
+    # Where the endpoint runs. Unknown is cloud: only a config built from a
+    # connection marked local may receive local-only images (apps.llm.stream_chat).
+    cloud: bool = True
 
     @property
     def host(self) -> str:
@@ -33,10 +36,58 @@ class ProviderConfig:
 
 
 @dataclass(frozen=True)
+class ModelInfo:
+    """A model an endpoint lists, with what the endpoint says about it (None:
+    it does not say)."""
+
+    id: str
+    context_length: int | None = None
+    tools: bool | None = None
+    vision: bool | None = None
+
+    @classmethod
+    def from_entry(cls, entry: dict, key: str = "id") -> ModelInfo | None:
+        """Read the fields the common servers use: OpenRouter (context_length,
+        supported_parameters, architecture.input_modalities), vLLM
+        (max_model_len), Anthropic (no capabilities listed)."""
+        name = entry.get(key)
+        if not isinstance(name, str) or not name:
+            return None
+        context = next(
+            (
+                entry[k]
+                for k in ("context_length", "max_model_len", "context_window")
+                if isinstance(entry.get(k), int) and entry[k] > 0
+            ),
+            None,
+        )
+        parameters = entry.get("supported_parameters")
+        tools = "tools" in parameters if isinstance(parameters, list) else None
+        architecture = entry.get("architecture") or {}
+        modalities = (
+            architecture.get("input_modalities") if isinstance(architecture, dict) else None
+        )
+        vision = "image" in modalities if isinstance(modalities, list) else None
+        return cls(name, context, tools, vision)
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     name: str
     description: str
     parameters: dict[str, Any]  # a JSON schema ({"type": "object", "properties": ...})
+
+
+# OpenRouter routes a request to one of several providers. A household's text
+# goes only to providers that do not keep it for training, and never falls back
+# to another provider than the one the model names.
+OPENROUTER_HOSTS = ("openrouter.ai",)
+OPENROUTER_PRIVACY = {"provider": {"data_collection": "deny", "allow_fallbacks": False}}
+
+
+def is_openrouter(base_url: str) -> bool:
+    host = host_label(base_url).split(":")[0].lower()
+    return any(host == name or host.endswith("." + name) for name in OPENROUTER_HOSTS)
 
 
 def provider_config_for(entry: ModelEntry, **overrides: Any) -> ProviderConfig:
@@ -50,5 +101,7 @@ def provider_config_for(entry: ModelEntry, **overrides: Any) -> ProviderConfig:
         api_key=connection.api_key,
         model=entry.model_id,
         timeout=float(settings.CHAT_REQUEST_TIMEOUT_SECONDS),
+        extra=dict(OPENROUTER_PRIVACY) if is_openrouter(connection.base_url) else None,
+        cloud=entry.is_cloud,
     )
     return replace(config, **overrides) if overrides else config

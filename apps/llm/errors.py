@@ -48,6 +48,11 @@ class ProviderError(JarvisError):
         return f"ProviderError({self.message!r}, status={self.status}, retryable={self.retryable})"
 
 
+class LocalOnlyRefused(ProviderError):
+    """Content that may not leave the house was about to go to a cloud model;
+    nothing was sent."""
+
+
 def _forms(secret: str) -> set[str]:
     return {
         secret,

@@ -37,7 +37,7 @@ from typing import Any
 
 import httpx
 
-from apps.llm.config import ProviderConfig, ToolSpec
+from apps.llm.config import ModelInfo, ProviderConfig, ToolSpec
 from apps.llm.errors import ProviderError, checked_key, logged, redact, secrets_of
 from apps.llm.events import (
     Event,
@@ -315,17 +315,17 @@ def request(
     )
 
 
-async def list_models(
+async def describe_models(
     config: ProviderConfig, *, client: httpx.AsyncClient | None = None
-) -> list[str]:
-    """Model ids from GET {base}/models; where that is a 404 (an Ollama base URL
+) -> list[ModelInfo]:
+    """The models from GET {base}/models; where that is a 404 (an Ollama base URL
     without /v1, or an old Ollama), Ollama's own GET {root}/api/tags."""
     headers = {k: v for k, v in _headers(config).items() if k != "Accept"}
     base_url = config.base_url.rstrip("/")
     try:
         data = await get_json(config, base_url + "/models", headers=headers, client=client)
         entries = data.get("data") if isinstance(data, dict) else None
-        return _names(entries, "id")
+        return _described(entries, "id")
     except ProviderError as first:
         if first.status != 404:
             raise
@@ -334,13 +334,13 @@ async def list_models(
             data = await get_json(config, root + "/api/tags", headers=headers, client=client)
         except ProviderError:
             raise first from None
-        return _names(data.get("models") if isinstance(data, dict) else None, "name")
+        return _described(data.get("models") if isinstance(data, dict) else None, "name")
 
 
-def _names(entries: Any, key: str) -> list[str]:
-    names: list[str] = []
+def _described(entries: Any, key: str) -> list[ModelInfo]:
+    found: dict[str, ModelInfo] = {}
     for entry in entries if isinstance(entries, list) else []:
-        name = entry.get(key) if isinstance(entry, dict) else None
-        if isinstance(name, str) and name and name not in names:
-            names.append(name)
-    return names
+        info = ModelInfo.from_entry(entry, key) if isinstance(entry, dict) else None
+        if info is not None and info.id not in found:
+            found[info.id] = info
+    return list(found.values())

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from asgiref.sync import async_to_sync
 
 from apps.core import crypto
 from apps.core.errors import Refused
 from apps.instance.models import Connection, ModelEntry
-from apps.llm import list_models
+from apps.llm import ModelInfo, describe_models
 from apps.llm.config import ProviderConfig
 from apps.llm.errors import ProviderError, redact
 from apps.llm.selectors import models_for
@@ -27,18 +27,9 @@ logger = logging.getLogger(__name__)
 @dataclass
 class CheckResult:
     ok: bool
-    models: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)  # ids, sorted
     error: str = ""
-
-
-def _model_name(item: Any) -> str:
-    if isinstance(item, str):
-        return item
-    for attribute in ("id", "model_id", "name"):
-        value = getattr(item, attribute, None)
-        if isinstance(value, str):
-            return value
-    return str(item)
+    found: dict[str, ModelInfo] = field(default_factory=dict)  # id -> what the endpoint says
 
 
 def connection_check(*, connection: Connection) -> CheckResult:
@@ -52,16 +43,16 @@ def connection_check(*, connection: Connection) -> CheckResult:
         kind=connection.kind, base_url=connection.base_url, api_key=api_key, model=""
     )
     try:
-        found = async_to_sync(list_models)(config)
+        found = async_to_sync(describe_models)(config)
     except ProviderError as exc:
         # Already redacted by the provider; once more costs nothing.
         error = redact(exc.message or str(exc), [api_key])
     except Exception as exc:  # an unexpected failure still becomes a message, logged below
         error = redact(f"{type(exc).__name__}: {exc}", [api_key])
     else:
-        models = sorted({_model_name(item) for item in found})
-        logger.info("checked connection %s: %d models", connection, len(models))
-        return CheckResult(ok=True, models=models)
+        described = {info.id: info for info in found}
+        logger.info("checked connection %s: %d models", connection, len(described))
+        return CheckResult(ok=True, models=sorted(described), found=described)
     logger.warning("check of connection %s failed: %s", connection, error)
     return CheckResult(ok=False, error=error)
 

@@ -17,12 +17,20 @@ JSONField unchanged.
              "is_error": bool}
           | {"type": "opaque", "provider": "anthropic" | "openai", "model": str,
              "data": dict}
+          | {"type": "image", "media_type": "image/jpeg" | "image/png" | …,
+             "data": str (base64), "local_only": bool}
 
 - `reasoning` is what the model thought aloud. It is shown to the person
   (collapsed) and never sent back as text: replaying it wastes the window and
   no API expects it as content.
 - `tool_call.arguments` is kept exactly as the model produced it, a JSON string
   that may be malformed, so the record says what the model really sent.
+- `image` is a picture in a user turn (a figure or photo for a vision model).
+  `local_only` says whether it comes from content that may not leave the
+  house; a block without it counts as local-only, and `stream_chat` refuses
+  to send a local-only image to a cloud model before any request is made.
+  Sent as an `image_url` data URL part (OpenAI) or a base64 `image` block
+  (Anthropic); never in assistant or tool turns.
 - `tool` turns hold the `tool_result` blocks answering the assistant turn just
   before them (other blocks in a tool turn are ignored).
 - `opaque` is provider data that must be echoed back verbatim to continue on
@@ -100,6 +108,11 @@ def opaque(provider: str, model: str, data: dict[str, Any]) -> Block:
     return {"type": "opaque", "provider": provider, "model": model, "data": data}
 
 
+def image(media_type: str, data: str, *, local_only: bool) -> Block:
+    """A picture; `data` is base64. See the module docstring for `local_only`."""
+    return {"type": "image", "media_type": media_type, "data": data, "local_only": local_only}
+
+
 def user_turn(message: str) -> Turn:
     return {"role": "user", "blocks": [text(message)]}
 
@@ -125,6 +138,15 @@ def tool_calls_of(blocks: list[Block]) -> list[Block]:
 
 def tool_results_of(blocks: list[Block]) -> list[Block]:
     return [b for b in blocks if b.get("type") == "tool_result"]
+
+
+def images_of(turns: list[Turn]) -> list[Block]:
+    return [b for t in turns for b in t.get("blocks") or [] if b.get("type") == "image"]
+
+
+def is_local_only(block: Block) -> bool:
+    # Only an explicit False lets an image go to a cloud model.
+    return block.get("local_only") is not False
 
 
 def parse_arguments(arguments: str) -> dict[str, Any] | None:
@@ -218,7 +240,15 @@ def to_openai(turns: list[Turn], *, system: str, model: str) -> list[dict[str, A
             continue
         content = text_of(blocks)
         if role == "user":
-            if content:
+            pictures = [b for b in blocks if b.get("type") == "image"]
+            if pictures:
+                parts: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
+                parts.extend(
+                    {"type": "image_url", "image_url": {"url": _data_url(picture)}}
+                    for picture in pictures
+                )
+                messages.append({"role": "user", "content": parts})
+            elif content:
                 messages.append({"role": "user", "content": content})
             continue
         calls = [
@@ -245,6 +275,10 @@ def to_openai(turns: list[Turn], *, system: str, model: str) -> list[dict[str, A
             message.setdefault(key, value)
         messages.append(message)
     return messages
+
+
+def _data_url(picture: Block) -> str:
+    return f"data:{picture.get('media_type', 'image/png')};base64,{picture.get('data', '')}"
 
 
 def _openai_arguments(arguments: str) -> str:
@@ -294,6 +328,17 @@ def to_anthropic(turns: list[Turn], *, model: str) -> list[dict[str, Any]]:
                 if kind == "text":
                     if block.get("text", "").strip():
                         content.append({"type": "text", "text": block["text"]})
+                elif kind == "image" and role == "user":
+                    content.append(
+                        {
+                            "type": "image",
+                            "source": {
+                                "type": "base64",
+                                "media_type": block.get("media_type", "image/png"),
+                                "data": block.get("data", ""),
+                            },
+                        }
+                    )
                 elif role != "assistant":
                     continue
                 elif kind == "tool_call":

@@ -4,9 +4,10 @@ jarvis_site/asgi.py sends /mcp and /mcp/ here, before Django (a bearer-token
 API has no session and no CSRF token; Django's middleware has nothing to do).
 In order, each request must:
 
-1. name a Host in ALLOWED_HOSTS, and carry no Origin, or one whose host is in
-   ALLOWED_HOSTS: the MCP spec's defence against DNS rebinding (a web page in
-   the person's browser must not reach a server on their network);
+1. name a Host in ALLOWED_HOSTS, and carry no Origin, or this site's own (or
+   one of JARVIS_ALLOWED_ORIGINS), the same rule as the site's websockets
+   (apps.core.origins): the MCP spec's defence against DNS rebinding (a web
+   page in the person's browser must not reach a server on their network);
 2. carry `Authorization: Bearer <token>` for an active token of an active
    person (apps.mcp.tokens); anything else is a 401, the same for a wrong, a
    revoked or another person's disabled token.
@@ -23,14 +24,12 @@ import asyncio
 import contextvars
 import json
 import logging
-from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
-from django.http.request import split_domain_port, validate_host
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from apps.core.origins import origin_allowed, site_origin
 from apps.mcp.server import acting_as, build_server
 from apps.mcp.tokens import user_for_token
 
@@ -48,22 +47,14 @@ def _header(scope, name: bytes) -> str | None:
     return None
 
 
-def _allowed_host(host: str | None) -> bool:
-    if not host:
-        return False
-    domain, _port = split_domain_port(host)
-    return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
-
-
 def origin_problem(scope) -> tuple[int, str] | None:
-    """(status, reason) when Host or Origin fails the DNS-rebinding check."""
-    if not _allowed_host(_header(scope, b"host")):
+    """(status, reason) when Host or Origin fails the DNS-rebinding check: the
+    same rule as the site's websockets (apps.core.origins)."""
+    if site_origin(scope) is None:
         return 421, "this host name is not served here"
-    origin = _header(scope, b"origin")
-    if origin is None:
+    if _header(scope, b"origin") is None:
         return None  # apps (not browsers) send no Origin
-    parts = urlsplit(origin)
-    if parts.scheme not in ("http", "https") or not _allowed_host(parts.netloc):
+    if not origin_allowed(scope):
         return 403, "requests from web pages of other sites are refused"
     return None
 

@@ -16,6 +16,7 @@ import logging
 
 from django.db.models import QuerySet
 
+from apps.core.ids import parse_id
 from apps.library.models import Chunk, Document, Source
 from apps.library.search import search
 from apps.library.selectors import chunks_visible_to, visible_to
@@ -61,16 +62,26 @@ def _date(document: Document, chunk: Chunk | None = None) -> str | None:
     return shown.isoformat() if shown else None
 
 
-def _superseded_by(user, document: Document) -> dict | str | None:
-    if document.is_latest or not document.family:
-        return None
-    newer = (
+def _newest_shareable(user, document: Document) -> Document:
+    """The newest version of `document`'s family that may leave (itself when
+    it is the newest, or stands alone). Latest is per person and per app: a
+    newer version in a private folder or a local-only collection does not
+    make this one old for the app, as in search (apps.library.search.versions)."""
+    if not document.family or document.family.startswith("file:"):
+        return document
+    newest = (
         shareable_documents(user)
-        .filter(source_id=document.source_id, family=document.family, is_latest=True)
+        .filter(source_id=document.source_id, family=document.family, status=Document.Status.READY)
+        .order_by("-family_position", "-pk")
         .first()
     )
-    if newer is None:
-        return "a newer version that is not shared with this app"
+    return newest or document
+
+
+def _superseded_by(user, document: Document) -> dict | None:
+    newer = _newest_shareable(user, document)
+    if newer.pk == document.pk:
+        return None
     return {"document_id": newer.pk, "path": newer.path, "date": _date(newer)}
 
 
@@ -96,9 +107,7 @@ def notes_search(user, query: str, *, mode: str = "current", limit: int = 8) -> 
                 "date": r.date,
                 "date_source": r.date_source,
                 "is_latest": r.is_latest,
-                "superseded_by": None
-                if r.is_latest
-                else _superseded_by(user, documents[r.document_id]),
+                "superseded_by": _older_than(user, r, documents),
                 "section": r.section,
                 "page": r.page,
                 "text": r.text,
@@ -107,9 +116,21 @@ def notes_search(user, query: str, *, mode: str = "current", limit: int = 8) -> 
     return {"query": query, "mode": mode, "results": results}
 
 
+def _older_than(user, result, documents: dict[int, Document]) -> dict | str | None:
+    """What superseded a passage: the newer version's id, path and date, or, for
+    an older dated section of the same note, search's own words."""
+    if result.is_latest:
+        return None
+    newer = _superseded_by(user, documents[result.document_id])
+    return newer or result.superseded_by or "a newer dated section of this note"
+
+
 def document_read(user, document_id: int, *, page: int = 1) -> dict:
+    pk = parse_id(document_id)
     document = (
-        shareable_documents(user).select_related("source").filter(pk=int(document_id)).first()
+        shareable_documents(user).select_related("source").filter(pk=pk).first()
+        if pk is not None
+        else None
     )
     if document is None:
         raise NotFound(f"document {document_id} not found")
@@ -118,14 +139,15 @@ def document_read(user, document_id: int, *, page: int = 1) -> dict:
     page = max(1, int(page))
     shown = chunks[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
     allowed = _shareable(user, [c.pk for c in shown])
+    superseded_by = _superseded_by(user, document)
     return {
         "document_id": document.pk,
         "title": document.title,
         "path": document.path,
         "collection": document.source.name,
         "date": _date(document),
-        "is_latest": document.is_latest,
-        "superseded_by": _superseded_by(user, document),
+        "is_latest": superseded_by is None,
+        "superseded_by": superseded_by,
         "page": page,
         "pages": pages,
         "passages": [

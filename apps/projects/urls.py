@@ -6,5 +6,5 @@ app_name = "projects"
 
 urlpatterns = [
     path("", views.index, name="index"),
-    path("<int:pk>/", views.detail, name="detail"),
+    path("<id:pk>/", views.detail, name="detail"),
 ]

@@ -1,12 +1,15 @@
-"""`manage.py users`: add, list, set-password, disable."""
+"""`manage.py users`: add, list, set-password, disable, unlock."""
 
 from io import StringIO
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from apps.accounts.models import User
+from tests.conftest import PASSWORD
 from tests.support.processes import manage
 
 
@@ -91,3 +94,50 @@ def test_disable_ends_their_sessions_and_blocks_sign_in(client, owner):
 def test_an_unknown_name_is_a_clear_error(db):
     with pytest.raises(CommandError, match="no user named 'ghost'"):
         run("disable", "ghost")
+
+
+class TestUnlock:
+    def lock(self, client, username, ip):
+        for _ in range(settings.LOGIN_FAILURES_PER_USERNAME):
+            client.post(
+                "/accounts/login/", {"username": username, "password": "nope"}, REMOTE_ADDR=ip
+            )
+
+    def sign_in(self, client, username, ip):
+        # A fresh browser each time: a signed-in one is sent on without a check.
+        return Client().post(
+            "/accounts/login/", {"username": username, "password": PASSWORD}, REMOTE_ADDR=ip
+        )
+
+    def test_unlocking_a_name_lets_its_owner_sign_in_again(self, client, owner):
+        self.lock(client, "olivia", "10.0.0.1")
+        self.lock(client, "olivia", "10.0.0.2")
+        assert self.sign_in(client, "olivia", "10.0.0.1").status_code == 429
+        out = run("unlock", "Olivia")
+        assert "unlocked Olivia; forgot 10 failed attempt(s)" in out
+        assert self.sign_in(client, "olivia", "10.0.0.1").status_code == 302
+
+    def test_unlocking_an_address_lifts_its_lock_for_every_name(self, client, owner, member):
+        for n in range(settings.LOGIN_FAILURES_PER_IP):
+            client.post(
+                "/accounts/login/",
+                {"username": f"guess{n}", "password": "x"},
+                REMOTE_ADDR="10.0.0.9",
+            )
+        self.lock(client, "olivia", "10.0.0.8")
+        assert self.sign_in(client, "max", "10.0.0.9").status_code == 429
+        run("unlock", "--address", "10.0.0.9")
+        assert self.sign_in(client, "max", "10.0.0.9").status_code == 302
+        # Only that address was forgotten.
+        assert self.sign_in(client, "olivia", "10.0.0.8").status_code == 429
+
+    def test_unlock_needs_a_name_or_an_address(self, db):
+        with pytest.raises(CommandError, match="give a name"):
+            run("unlock")
+        with pytest.raises(CommandError, match="not an IP address"):
+            run("unlock", "--address", "router")
+
+    def test_it_runs_as_a_command(self, transactional_db, owner):
+        result = manage("users", "unlock", "olivia")
+        assert result.returncode == 0, result.stderr
+        assert "unlocked olivia; forgot 0 failed attempt(s)" in result.stdout

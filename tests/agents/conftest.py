@@ -9,14 +9,28 @@ key changes underneath them.
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import replace
 
 import pytest
 from django.contrib.auth.models import Group, Permission
 
 from apps.accounts import permissions
-from apps.agents import ssh
+from apps.agents import services, ssh
+
+# The chat fixtures: a fake OpenAI-compatible server as a local model.
+from tests.chats.conftest import llm, local_model  # noqa: F401
 from tests.fakes.sshd import FakeSSHD
+
+
+@pytest.fixture(autouse=True)
+def _remote_umask():
+    """Files these tests write into the SSH account's home stand for files on
+    another machine, made with its usual umask, not the 077 every Jarvis
+    process sets (jarvis_site.settings)."""
+    previous = os.umask(0o022)
+    yield
+    os.umask(previous)
 
 
 @pytest.fixture(scope="session")
@@ -76,3 +90,17 @@ def agent_owner(owner):
 @pytest.fixture
 def agent_member(member):
     return grant_agents(member)
+
+
+def pinned_profile(owner, server, **changes):
+    fields = {
+        "owner": owner,
+        "name": "box",
+        "host": server.host,
+        "port": server.port,
+        "username": server.user,
+        "key_text": server.client_key,
+    }
+    profile = services.profile_create(**{**fields, **changes})
+    services.profile_pin_host_key(profile=profile, key_line=server.host_key_line)
+    return profile

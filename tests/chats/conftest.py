@@ -63,14 +63,14 @@ def cloud_user(owner):
 def run_turn(user, text: str, *, chat=None, model: str = "", mentions=None):
     """Send `text` and wait for the whole reply (the same code as the browser)."""
     from apps.chats import services
-    from apps.chats.runner import REGISTRY
+    from apps.chats.runner import reply_start
 
     chat, _, answer = services.turn_start(
         user=user, chat=chat, text=text, model_label=model, mentions=mentions
     )
 
     async def wait():
-        await REGISTRY.start(answer.pk, chat.pk).task
+        await reply_start(answer.pk, chat.pk).task
 
     async_to_sync(wait)()
     answer.refresh_from_db()

@@ -215,3 +215,50 @@ def test_the_chat_command_refuses_a_cloud_model_without_permission(owner, cloud_
     with pytest.raises(CommandError, match="cloud models"):
         call_command("chat", "--user", "olivia", "--model", "cloud:big", "hi", stdout=StringIO())
     assert not Chat.objects.exists()
+
+
+def test_chats_beyond_the_limit_go_oldest_first_but_never_a_pinned_one(owner, settings):
+    from apps.chats.history import index_exchange, search_history
+    from apps.chats.models import Chat
+    from apps.chats.services import chat_pin_toggle, turn_start
+    from apps.instance.selectors import instance_settings
+
+    row = instance_settings()
+    row.chats_kept = 2
+    row.save()
+
+    def new_chat(text):
+        chat, question, answer = turn_start(user=owner, chat=None, text=text)
+        answer.status, answer.text = "done", f"About {text}."
+        answer.save()
+        index_exchange(question=question, answer=answer)
+        return chat
+
+    assert search_history(owner, "bicycle") == []
+    oldest = new_chat("apple pie recipe")
+    chat_pin_toggle(chat=oldest)
+    second = new_chat("bicycle repair")  # the oldest unpinned one
+    third = new_chat("camping list")
+    fourth = new_chat("dentist visit")
+    remaining = set(Chat.objects.filter(owner=owner).values_list("pk", flat=True))
+    assert remaining == {oldest.pk, third.pk, fourth.pk}  # two unpinned kept, pinned kept too
+    assert second.pk not in remaining
+    assert search_history(owner, "bicycle") == []  # its history went with it
+    assert {h.chat_id for h in search_history(owner, "camping")} == {third.pk}
+    page = signed_in(owner).get("/chat/").content.decode()
+    assert "keeps your 2 most recent chats" in page
+
+
+def test_a_limit_of_zero_keeps_every_chat(owner):
+    from apps.chats.models import Chat
+    from apps.chats.services import turn_start
+    from apps.instance.selectors import instance_settings
+
+    row = instance_settings()
+    row.chats_kept = 0
+    row.save()
+    for n in range(3):
+        _, _, answer = turn_start(user=owner, chat=None, text=f"q{n}")
+        Message.objects.filter(pk=answer.pk).update(status="done")
+    assert Chat.objects.filter(owner=owner).count() == 3
+    assert 'data-testid="chats-kept"' not in signed_in(owner).get("/chat/").content.decode()

@@ -145,6 +145,9 @@ def test_compaction_of_a_private_chat_happens_on_its_local_model(cloud_user, lib
     )
     chat, _ = run_turn(cloud_user, "physio? " + "context " * 40)
     assert chat.private
+    for n in range(4):  # four more exchanges: the first is then older than the last four
+        llm.queue(Reply(text="words " * 40))
+        chat, _ = run_turn(cloud_user, f"more {n} " + "context " * 20, chat=chat)
     llm.queue(
         lambda request: Reply(
             text="Summary." if "Summarise the conversation" in json.dumps(request) else "ok"

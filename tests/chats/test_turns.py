@@ -234,7 +234,7 @@ def test_hostile_model_output_is_rendered_inert(owner, notes, local_model, llm):
     assert "&lt;script&gt;" in html
 
 
-def test_compaction_summarises_earlier_turns_with_the_chats_model(owner, notes, llm):
+def test_compaction_summarises_only_what_is_older_than_the_last_four_exchanges(owner, notes, llm):
     from apps.instance.services import connection_create, model_add
 
     connection = connection_create(
@@ -244,18 +244,40 @@ def test_compaction_summarises_earlier_turns_with_the_chats_model(owner, notes, 
         connection=connection,
         model_id="small",
         supports_tools=True,
-        context_length=200,
+        context_length=600,
         default=True,
     )
     chat = None
-    for n in range(2):  # two exchanges: four turns of history, past 75% of 200 tokens
+    for n in range(5):  # five long exchanges: past 75% of 600 tokens
         llm.queue(Reply(text=f"Answer {n}: " + "words " * 60))
         chat, _ = run_turn(owner, f"Question {n}: " + "context " * 40, chat=chat)
-    assert not chat.summary
-    llm.queue(Reply(text="Summary: three long questions were asked."), Reply(text="Fine."))
+    llm.queue(Reply(text="Summary: question 0 was asked."), Reply(text="Fine."))
     chat, answer = run_turn(owner, "And now?", chat=chat)
     assert chat.summary.startswith("Summary:")
     assert any("summarised" in n for n in answer.notes)
+    summarising = json.dumps(llm.chat_requests[-2].json["messages"])
+    assert "Question 0" in summarising and "Question 1" not in summarising
     last = llm.chat_requests[-1].json["messages"]
-    assert "Summary: three long questions" in last[0]["content"]
-    assert not any("Question 0" in json.dumps(m) for m in last[1:])
+    assert "Summary: question 0" in last[0]["content"]
+    sent = json.dumps(last[1:])
+    assert "Question 0" not in sent
+    assert all(f"Question {n}" in sent and f"Answer {n}" in sent for n in range(1, 5))
+
+
+def test_a_model_of_unknown_context_length_is_compacted_against_a_safe_default(
+    owner, notes, llm, settings
+):
+    from apps.instance.services import connection_create, model_add
+
+    settings.CHAT_DEFAULT_CONTEXT_TOKENS = 1024
+    connection = connection_create(
+        name="unk", kind="openai", base_url=llm.base_url, location="local"
+    )
+    model_add(connection=connection, model_id="mystery", supports_tools=True, default=True)
+    chat = None
+    for n in range(5):
+        llm.queue(Reply(text=f"Answer {n}: " + "words " * 120))
+        chat, _ = run_turn(owner, f"Question {n}: " + "context " * 60, chat=chat)
+    llm.queue(Reply(text="Summary: earlier."), Reply(text="Fine."))
+    chat, _ = run_turn(owner, "And now?", chat=chat)
+    assert chat.summary == "Summary: earlier."

@@ -57,3 +57,22 @@ def test_the_floors_and_acyclic_contracts_hold():
         check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_the_architecture_doc_lists_every_module():
+    """docs/architecture.md has a table per app; `python scripts/module_tables.py`
+    rewrites them from the modules' docstrings."""
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import module_tables  # a script, not a package: imported from its folder
+    finally:
+        sys.path.pop(0)
+    missing = [
+        f"{app}/{path.relative_to(APPS / app).as_posix()}"
+        for app in module_tables.APPS
+        if (APPS / app).is_dir()
+        for path in module_tables.documented_modules(app)
+        if f"| `{path.relative_to(APPS / app).as_posix()}` |" not in doc
+    ]
+    assert missing == []

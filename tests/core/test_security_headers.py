@@ -88,3 +88,24 @@ def test_no_template_carries_inline_script(template):
     assert not INLINE_SCRIPT.search(text)
     assert not INLINE_HANDLER.search(text)
     assert not INLINE_HTMX_CODE.search(text)
+
+
+def test_a_view_may_allow_inline_styles_on_its_own_response_and_nothing_else(rf):
+    from django.http import HttpResponse
+
+    from apps.core.middleware import SecurityHeadersMiddleware, csp_allow_inline_styles
+
+    def policy(response: HttpResponse) -> dict[str, str]:
+        middleware = SecurityHeadersMiddleware(lambda request: response)
+        csp = middleware(rf.get("/chat/1/", HTTP_HOST="localhost"))["Content-Security-Policy"]
+        return dict(part.strip().split(" ", 1) for part in csp.split(";"))
+
+    strict = policy(HttpResponse("page"))
+    relaxed = policy(csp_allow_inline_styles(HttpResponse("terminal page")))
+    assert strict["style-src"] == "'self'"
+    assert relaxed["style-src"] == "'self' 'unsafe-inline'"
+    # Only style-src moves: scripts, connections, frames and the rest stay as they were.
+    assert {k: v for k, v in relaxed.items() if k != "style-src"} == {
+        k: v for k, v in strict.items() if k != "style-src"
+    }
+    assert relaxed["script-src"] == "'self'"

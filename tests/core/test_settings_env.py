@@ -36,6 +36,10 @@ def run_manage(args, tmp_path, **extra):
         ("JARVIS_SESSION_DAYS", "0"),
         ("JARVIS_TIME_ZONE", "Mars/Olympus_Mons"),
         ("JARVIS_LOG_LEVEL", "LOUD"),
+        ("JARVIS_TRUSTED_PROXIES", "the-router"),
+        ("JARVIS_ALLOWED_ORIGINS", "jarvis.home.arpa"),
+        ("JARVIS_ALLOWED_ORIGINS", "https://jarvis.home.arpa/chat/"),
+        ("JARVIS_ALLOWED_ORIGINS", "ftp://jarvis.home.arpa"),
     ],
 )
 def test_a_malformed_variable_stops_startup_with_its_name(tmp_path, name, value):

@@ -113,3 +113,10 @@ def test_collectstatic_with_the_production_storage_takes_every_static_file(tmp_p
     manifest = json.loads((tmp_path / "static/staticfiles.json").read_text())["paths"]
     assert "vendor/pdfjs/pdf.worker.min.mjs" in manifest
     assert "vendor/xterm/xterm.mjs" in manifest
+
+
+def test_favicon_ico_is_served(client):
+    response = client.get("/favicon.ico", follow=True)
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    assert body[:4] == b"\x00\x00\x01\x00"  # an ICO header

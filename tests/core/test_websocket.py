@@ -1,6 +1,8 @@
 """The websocket wiring: refused before accept() without a session, with a
 foreign Origin or without one; a socket closes when its session ends."""
 
+import asyncio
+
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -104,6 +106,39 @@ def test_a_session_ended_elsewhere_closes_the_socket(owner, settings):
         assert connected
         await communicator.receive_from()
         await sync_to_async(Session.objects.all().delete)()
+        closed = await communicator.receive_output(timeout=3)
+        await communicator.disconnect()
+        return closed
+
+    assert async_to_sync(scenario)() == {"type": "websocket.close", "code": CLOSE_SESSION_ENDED}
+
+
+def test_a_live_session_keeps_its_socket_through_the_checks(owner, settings):
+    settings.WEBSOCKET_SESSION_CHECK_SECONDS = 0.1
+    client = signed_in_client(owner)
+
+    async def scenario():
+        communicator = WebsocketCommunicator(application, "/ws/ping/", headers=headers_for(client))
+        await communicator.connect()
+        await communicator.receive_from()
+        await asyncio.sleep(0.5)  # several checks of a session that is still valid
+        await communicator.send_json_to({"type": "ping"})
+        reply = await communicator.receive_json_from()
+        await communicator.disconnect()  # and a clean end: the checker did not die
+        return reply
+
+    assert async_to_sync(scenario)() == {"type": "pong"}
+
+
+def test_a_user_disabled_with_the_session_left_is_closed_on_the_next_check(owner, settings):
+    settings.WEBSOCKET_SESSION_CHECK_SECONDS = 0.1
+    client = signed_in_client(owner)
+
+    async def scenario():
+        communicator = WebsocketCommunicator(application, "/ws/ping/", headers=headers_for(client))
+        await communicator.connect()
+        await communicator.receive_from()
+        await sync_to_async(type(owner).objects.filter(pk=owner.pk).update)(is_active=False)
         closed = await communicator.receive_output(timeout=3)
         await communicator.disconnect()
         return closed

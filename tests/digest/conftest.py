@@ -196,9 +196,11 @@ class QuickEmbedder:
     the end-to-end test keeps the real one (`real_embedder`)."""
 
     def __init__(self) -> None:
-        from apps.library.index.embeddings import configured_model
+        from django.conf import settings
 
-        spec = configured_model()
+        from apps.library.index.embeddings import model_spec
+
+        spec = model_spec(settings.EMBEDDING_MODEL)
         self.name, self.dimension = spec.name, spec.dimension
 
     def _vector(self, text: str) -> np.ndarray:
@@ -222,7 +224,7 @@ def _quick_embedder(request):
     if "real_embedder" in request.fixturenames:
         yield
         return
-    previous = embeddings._embedder
+    previous = embeddings._override
     embeddings.set_embedder(QuickEmbedder())
     yield
     embeddings.set_embedder(previous)

@@ -35,10 +35,19 @@ pieces it watches the socket, so a client that disconnects is noticed within
 milliseconds (`closed_at`), which is what the cancellation tests measure.
 A fake with `api_key` set answers 401 to any other key, quoting the key it got
 in the error (as some servers do), so redaction is tested against the worst case.
+
+Images in a chat request are read as a vision model's server reads them
+(OpenAI: `image_url` parts holding `data:` URLs; Anthropic: `image` blocks with
+a base64 `source`) and kept, decoded, in `SeenRequest.images` as
+(media type, bytes); a malformed one is answered with HTTP 400, as the real
+APIs do. A scripted reply can look at them: `llm.queue(lambda body: Reply(
+text=describe(images_in(body))))`.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import json
 import math
@@ -104,10 +113,50 @@ class SeenRequest:
     closed_at: float | None = None  # time.monotonic() when that was noticed
     pieces_sent: int = 0
     done: threading.Event = field(default_factory=threading.Event)
+    images: list[tuple[str, bytes]] = field(default_factory=list)  # (media type, bytes)
+    image_error: str = ""  # why an image in the request could not be read
 
     @property
     def route(self) -> str:
         return urlsplit(self.path).path
+
+
+_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+
+
+def _image(media_type: Any, data: Any) -> tuple[str, bytes]:
+    if media_type not in _IMAGE_TYPES:
+        raise ValueError(f"unsupported image media type {media_type!r}")
+    try:
+        return media_type, base64.b64decode(data, validate=True)
+    except (binascii.Error, TypeError, ValueError):
+        raise ValueError("image data is not valid base64") from None
+
+
+def images_in(body: Any) -> list[tuple[str, bytes]]:
+    """The images of a chat request in either wire format, decoded; ValueError
+    for one a real server would refuse."""
+    found: list[tuple[str, bytes]] = []
+    messages = body.get("messages") if isinstance(body, dict) else None
+    for message in messages or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            continue
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "image_url":  # OpenAI
+                url = (part.get("image_url") or {}).get("url", "")
+                head, comma, data = url.partition(",")
+                if not (head.startswith("data:") and head.endswith(";base64") and comma):
+                    raise ValueError("image_url must be a base64 data: URL")
+                found.append(_image(head[5:].removesuffix(";base64"), data))
+            elif part.get("type") == "image":  # Anthropic
+                source = part.get("source") or {}
+                if source.get("type") != "base64":
+                    raise ValueError("image source must be base64")
+                found.append(_image(source.get("media_type"), source.get("data")))
+    return found
 
 
 class _Requests(list):
@@ -167,6 +216,11 @@ class _Handler(BaseHTTPRequestHandler):
             raw=raw,
             json=parsed,
         )
+        if method == "POST":
+            try:
+                seen.images = images_in(parsed)
+            except ValueError as exc:
+                seen.image_error = str(exc)
         fake.requests.append(seen)
         try:
             fake.handle(self, seen)
@@ -382,6 +436,10 @@ def _sse(payload: Any, *, multiline: bool = False) -> bytes:
 CHAT_ROUTES = ("/v1/chat/completions", "/chat/completions")  # llama.cpp answers both
 
 
+def _entry(model: str | dict) -> dict:
+    return {"id": model} if isinstance(model, str) else dict(model)
+
+
 class FakeOpenAI(_FakeLLM):
     """POST /v1/chat/completions (or /chat/completions), GET /v1/models (and /models),
     GET /api/tags (Ollama). Set `models_endpoint = False` to answer /models with a
@@ -411,12 +469,16 @@ class FakeOpenAI(_FakeLLM):
             if not self.models_endpoint:
                 handler.send_json(404, "404 page not found")
                 return
+            # A model is an id, or a dict of the fields a richer server lists
+            # (OpenRouter: context_length, supported_parameters, architecture).
             data = [
-                {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models
+                {"object": "model", "created": 0, "owned_by": "fake", **_entry(m)}
+                for m in self.models
             ]
             handler.send_json(200, {"object": "list", "data": data})
         elif seen.method == "GET" and route == "/api/tags":
-            models = [{"name": m, "model": m, "size": 0, "digest": "0" * 12} for m in self.models]
+            names = [_entry(m)["id"] for m in self.models]
+            models = [{"name": m, "model": m, "size": 0, "digest": "0" * 12} for m in names]
             handler.send_json(200, {"models": models})
         elif seen.method == "POST" and route in CHAT_ROUTES:
             self._chat(handler, seen)
@@ -429,6 +491,9 @@ class FakeOpenAI(_FakeLLM):
 
     def _chat(self, handler: _Handler, seen: SeenRequest) -> None:
         body = seen.json if isinstance(seen.json, dict) else {}
+        if seen.image_error:
+            handler.send_json(400, self._error(seen.image_error, "invalid_image"))
+            return
         try:
             reply = self.next_reply(body)
         except Exception as exc:
@@ -623,6 +688,9 @@ class FakeAnthropic(_FakeLLM):
 
     def _messages(self, handler: _Handler, seen: SeenRequest) -> None:
         body = seen.json if isinstance(seen.json, dict) else {}
+        if seen.image_error:
+            handler.send_json(400, self._error("invalid_request_error", seen.image_error))
+            return
         try:
             reply = self.next_reply(body)
         except Exception as exc:

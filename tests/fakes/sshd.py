@@ -265,6 +265,9 @@ class FakeSSHD:
                 stdout=log,
                 stderr=log,
                 env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"},
+                # The remote host is another machine with a usual umask, not
+                # this process's 077 (jarvis_site.settings).
+                umask=0o022,
             )
         finally:
             log.close()

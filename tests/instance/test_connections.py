@@ -17,6 +17,7 @@ from apps.core.errors import AlreadyExists, Refused
 from apps.instance import services
 from apps.instance.models import Connection, ModelEntry
 from apps.instance.selectors import instance_settings
+from apps.llm import ModelInfo
 from apps.llm import services as llm_services
 from apps.llm.selectors import default_model_for, models_for, resolve_model
 from tests.instance.conftest import CLOUD_KEY
@@ -404,11 +405,11 @@ def test_check_connection_passes_the_connection_and_sorts_ids(monkeypatch, cloud
 
     async def list_models(config):
         seen.append(config)
-        return ["b-model", "a-model", "b-model"]
+        return [ModelInfo("b-model"), ModelInfo("a-model"), ModelInfo("b-model")]
 
-    monkeypatch.setattr("apps.llm.services.list_models", list_models)
+    monkeypatch.setattr("apps.llm.services.describe_models", list_models)
     result = llm_services.connection_check(connection=cloud)
-    assert result == llm_services.CheckResult(ok=True, models=["a-model", "b-model"], error="")
+    assert result.ok and result.models == ["a-model", "b-model"] and result.error == ""
     (config,) = seen
     assert (config.kind, config.base_url, config.api_key, config.model) == (
         "openai",
@@ -428,7 +429,7 @@ def test_a_failed_check_never_shows_the_key(monkeypatch, cloud, caplog):
         raise RuntimeError(f"headers={{'Authorization': 'Bearer {config.api_key}'}}")
 
     for failing in (provider_error, crash):
-        monkeypatch.setattr("apps.llm.services.list_models", failing)
+        monkeypatch.setattr("apps.llm.services.describe_models", failing)
         with caplog.at_level(logging.INFO):
             result = llm_services.connection_check(connection=cloud)
         assert not result.ok and result.models == []
@@ -438,9 +439,9 @@ def test_a_failed_check_never_shows_the_key(monkeypatch, cloud, caplog):
 
 def test_the_admin_check_action_reports_models(monkeypatch, admin_client, cloud):
     async def list_models(config):
-        return [f"m{i:02}" for i in range(45)]
+        return [ModelInfo(f"m{i:02}") for i in range(45)]
 
-    monkeypatch.setattr("apps.llm.services.list_models", list_models)
+    monkeypatch.setattr("apps.llm.services.describe_models", list_models)
     response = admin_client.post(
         "/admin/instance/connection/",
         {"action": "check_connections", "_selected_action": [cloud.pk]},
@@ -453,9 +454,9 @@ def test_the_admin_check_action_reports_models(monkeypatch, admin_client, cloud)
 
 def test_the_admin_add_found_models_action(monkeypatch, admin_client, local, llama):
     async def list_models(config):
-        return ["llama3.1:8b", "qwen3:32b", "gemma3"]
+        return [ModelInfo(name) for name in ("llama3.1:8b", "qwen3:32b", "gemma3")]
 
-    monkeypatch.setattr("apps.llm.services.list_models", list_models)
+    monkeypatch.setattr("apps.llm.services.describe_models", list_models)
     admin_client.post(
         "/admin/instance/connection/",
         {"action": "add_found_models", "_selected_action": [local.pk]},

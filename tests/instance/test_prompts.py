@@ -65,6 +65,7 @@ def settings_form(**extra) -> dict:
         "sync_interval_minutes": 30,
         "inbox_interval_minutes": 10,
         "drafts_retention_days": 30,
+        "chats_kept": 50,
         "digest_weekday": 0,
         "digest_hour": 7,
     }

@@ -11,6 +11,7 @@ import pytest
 
 from apps.library.ingest.filetypes import KINDS, UnsupportedFile, sniff
 from tests.library.test_html_epub import build_epub
+from tests.support.documents import docx_bytes, pptx_bytes, xlsx_bytes
 
 
 def make_pdf() -> bytes:
@@ -33,6 +34,30 @@ PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\
 JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xdb\x00C\x00"
 GIF = b"GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\xff\xff\x00\x00\x00!\xf9\x04\x01\x00\x00\x00\x00,"
 ZIP = make_zip({"notes/a.txt": "hello", "notes/b.txt": "world"})
+WEBP = b"RIFF\x24\x00\x00\x00WEBPVP8 \x18\x00\x00\x00" + b"\x00" * 24
+HEIC = b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + b"\x00" * 16
+TIFF = b"II*\x00\x08\x00\x00\x00" + b"\x00" * 24
+REAL_DOCX = docx_bytes(title="Letter", sections=[("Hello", ["The boiler is fixed."])])
+REAL_PPTX = pptx_bytes([("Budget", "Heating", "")])
+REAL_XLSX = xlsx_bytes({"Budget": [["Item", "Amount"], ["Gas", 81]]})
+DOCM = make_zip(
+    {
+        "[Content_Types].xml": '<Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+        'content-types"><Override PartName="/word/document.xml" ContentType="application/'
+        'vnd.ms-word.document.macroEnabled.main+xml"/></Types>',
+        "word/document.xml": "<w:document/>",
+    }
+)
+ODT = make_zip({"mimetype": "application/vnd.oasis.opendocument.text", "content.xml": "<x/>"})
+ODS = make_zip(
+    {"mimetype": "application/vnd.oasis.opendocument.spreadsheet", "content.xml": "<x/>"}
+)
+ODP = make_zip(
+    {"mimetype": "application/vnd.oasis.opendocument.presentation", "content.xml": "<x/>"}
+)
+RTF = b"{\\rtf1\\ansi\\deff0 {\\fonttbl {\\f0 Times;}} Hello\\par}"
+CSV = b"name,phone\nPlumber,0123 456\nElectrician,0987 654\n"
+CSV_SEMICOLON = b"Datum;Betrag;Zweck\n01.03.2026;-81,50;Gas\n02.03.2026;-950,00;Miete\n"
 DOCX = make_zip({"[Content_Types].xml": "<Types/>", "word/document.xml": "<w:document/>"})
 EXE = (
     b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff\x00\x00"
@@ -71,18 +96,46 @@ CASES = [
     (EPUB, "book.zip", "epub"),
     (EPUB, "book.pdf", "named .pdf but the bytes are an EPUB e-book"),
     (EPUB, "book.txt", "named .txt but the bytes are an EPUB e-book"),
-    (PNG, "photo.png", "looks like a PNG image"),
-    (PNG, "photo", "looks like a PNG image"),
-    (PNG, "photo.html", "named .html but the bytes are a PNG image"),
-    (PNG[:4], "photo.png", "looks like a PNG image"),  # even cut short
-    (JPEG, "photo.jpg", "looks like a JPEG image"),
-    (JPEG, "photo.pdf", "named .pdf but the bytes are a JPEG image"),
+    (PNG, "photo.png", "image"),
+    (PNG, "photo", "image"),
+    (PNG, "photo.jpg", "image"),  # one family: the image reader does not care
+    (PNG, "photo.html", "named .html but the bytes are an image"),
+    (PNG[:4], "photo.png", "image"),  # cut short: the image reader says what is wrong
+    (JPEG, "photo.jpg", "image"),
+    (JPEG, "photo.JPEG", "image"),
+    (JPEG, "photo.pdf", "named .pdf but the bytes are an image"),
+    (WEBP, "photo.webp", "image"),
+    (HEIC, "IMG_0042.HEIC", "image"),
+    (TIFF, "scan.tif", "image"),
+    (TIFF, "scan.docx", "named .docx but the bytes are an image"),
     (GIF, "anim.gif", "looks like a GIF image"),
     (GIF, "anim.md", "named .md but the bytes are a GIF image"),
     (ZIP, "notes.zip", "looks like a ZIP archive"),
     (ZIP, "notes.epub", "named .epub but the bytes are a ZIP archive"),
-    (DOCX, "letter.docx", "looks like an Office document"),
-    (DOCX, "letter.pdf", "named .pdf but the bytes are an Office document"),
+    (DOCX, "letter.docx", "named .docx but the bytes are an Office document of an unknown kind"),
+    (DOCX, "letter.pdf", "named .pdf but the bytes are an Office document of an unknown kind"),
+    (REAL_DOCX, "letter.docx", "docx"),
+    (REAL_DOCX, "letter.zip", "docx"),  # typed by what the package says, not its name
+    (REAL_DOCX, "letter", "docx"),
+    (REAL_DOCX, "letter.xlsx", "named .xlsx but the bytes are a Word document"),
+    (REAL_DOCX, "letter.pdf", "named .pdf but the bytes are a Word document"),
+    (ZIP, "letter.docx", "named .docx but the bytes are a ZIP archive"),
+    (REAL_PPTX, "talk.pptx", "pptx"),
+    (REAL_PPTX, "talk.docx", "named .docx but the bytes are a PowerPoint presentation"),
+    (REAL_XLSX, "budget.xlsx", "xlsx"),
+    (REAL_XLSX, "budget.xlsm", "xlsx"),
+    (DOCM, "macros.docm", "looks like a macro-enabled Word document (save it as .docx)"),
+    (ODT, "letter.odt", "odt"),
+    (ODT, "letter.ods", "named .ods but the bytes are an OpenDocument text"),
+    (ODS, "budget.ods", "ods"),
+    (ODP, "talk.odp", "looks like an OpenDocument file other than text or a spreadsheet"),
+    (RTF, "letter.rtf", "rtf"),
+    (RTF, "letter", "rtf"),
+    (RTF, "letter.txt", "named .txt but the bytes are an RTF document"),
+    (CSV, "phones.csv", "csv"),
+    (CSV_SEMICOLON, "konto.csv", "csv"),
+    (CSV, "phones.txt", "text"),  # a delimited .txt stays text: only a .csv name asks
+    (TEXT, "notes.csv", "text"),  # named .csv but not a table: read as text
     (EXE, "setup.exe", "looks like a Windows program"),
     (EXE, "invoice.pdf", "named .pdf but the bytes are a Windows program"),
     (EXE, "invoice", "looks like a Windows program"),
@@ -106,7 +159,8 @@ CASES = [
     (TEXT, "wifi.txt", "text"),
     (TEXT, "wifi.md", "markdown"),  # the name decides when the text does not
     (TEXT, "wifi", "text"),
-    (TEXT, "wifi.jpg", "text"),  # an unknown claim: the bytes decide
+    (TEXT, "wifi.xyz", "text"),  # an unknown claim: the bytes decide
+    (TEXT, "wifi.jpg", "named .jpg but the bytes are plain text"),
     (TEXT, "wifi.pdf", "named .pdf but the bytes are plain text"),
     (MENTIONS_PDF, "howto.txt", "text"),
     (ID3_NOTE, "tags", "text"),
@@ -148,10 +202,17 @@ def test_damaged_epub_is_left_to_the_epub_parser():
     assert sniff(EPUB[:200], "book.epub") == "epub"
 
 
-def test_opendocument_is_an_office_document():
-    odt = make_zip({"mimetype": "application/vnd.oasis.opendocument.text", "content.xml": "<x/>"})
-    with pytest.raises(UnsupportedFile, match=r"^looks like an Office document$"):
-        sniff(odt, "letter.odt")
+def test_office_package_with_a_bomb_for_content_types_is_refused_without_reading_it():
+    # [Content_Types].xml declaring entities: defusedxml refuses before expanding anything.
+    bomb = make_zip(
+        {
+            "[Content_Types].xml": '<!DOCTYPE t [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;'
+            '&a;&a;&a;&a;&a;&a;&a;">]><Types>&b;</Types>',
+            "word/document.xml": "<w:document/>",
+        }
+    )
+    with pytest.raises(UnsupportedFile, match=r"^looks like a damaged Office document$"):
+        sniff(bomb, "letter")
 
 
 def test_windows_path_in_the_name():

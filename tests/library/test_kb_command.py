@@ -11,7 +11,8 @@ from tests.support.processes import manage
 
 RESULT_FIELDS = {
     "rank", "score", "document_id", "title", "source_id", "source", "path", "duplicate_paths",
-    "date", "date_source", "family", "is_latest", "section", "text", "legs", "page",
+    "date", "date_source", "family", "is_latest", "superseded_by", "note", "section", "text",
+    "legs", "page",
     "annotation", "sharing", "cloud",
 }  # fmt: skip
 
@@ -159,8 +160,8 @@ def test_stats_counts_documents(owner, notes):
     assert "3 documents" in kb("stats", "--user", "olivia")
 
 
-def test_add_puts_a_file_in_the_owners_uploads(owner, tmp_path):
-    note = tmp_path / "recipe.md"
+def test_add_puts_a_file_in_the_owners_uploads(owner, vaults_root):
+    note = vaults_root / "recipe.md"
     note.write_text("# Lentil soup\n\nRed lentils, cumin, lemon.\n")
     out = kb("add", "--owner", "olivia", str(note))
     assert "Lentil soup" in out
@@ -168,10 +169,10 @@ def test_add_puts_a_file_in_the_owners_uploads(owner, tmp_path):
     assert note.read_text().startswith("# Lentil soup")  # the original is untouched
 
 
-def test_add_refuses_an_unsupported_type(owner, tmp_path):
-    image = tmp_path / "photo.png"
-    image.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
-    with pytest.raises(CommandError, match="looks like a PNG image"):
+def test_add_refuses_an_unsupported_type(owner, vaults_root):
+    image = vaults_root / "anim.gif"
+    image.write_bytes(b"GIF89a\x01\x00\x01\x00\x80\x00\x00" + bytes(64))
+    with pytest.raises(CommandError, match="looks like a GIF image"):
         kb("add", "--owner", "olivia", str(image))
 
 

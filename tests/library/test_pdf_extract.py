@@ -13,7 +13,12 @@ import pymupdf
 import pytest
 
 from apps.library.ingest.parsing.pdf import extract_pdf, split_text
-from apps.library.ingest.parsing.types import ChunkDraft, ParsedDocument, UnreadableDocument
+from apps.library.ingest.parsing.types import (
+    ChunkDraft,
+    ParsedDocument,
+    ParseOptions,
+    UnreadableDocument,
+)
 
 LINES = [
     "alpha beta gamma delta",
@@ -174,16 +179,33 @@ def test_scanned_page_with_a_sticky_note_is_indexed_with_a_warning() -> None:
         "[NOTE p.1] receipt for the new boiler",
         "[NOTE p.1] paid in cash",
     ]
-    assert "no text layer (scanned PDF?): only annotations were indexed" in parsed.warnings
+    assert (
+        "no text was recognised on any page (OCR languages: eng): only annotations were indexed"
+        in parsed.warnings
+    )
+    assert parsed.ocr_pages == [1] and parsed.ocr_empty_pages == [1]
 
 
-def test_scanned_pdf_without_annotations_is_unreadable() -> None:
+def test_scanned_pdf_without_text_or_annotations_is_unreadable() -> None:
+    doc = pymupdf.open()
+    image_only_page(doc)  # a flat grey image: OCR finds nothing
+    image_only_page(doc)
+
+    with pytest.raises(
+        UnreadableDocument, match=re.escape("no text was recognised on any page (OCR languages")
+    ):
+        extract(doc)
+
+
+def test_scanned_pdf_with_ocr_turned_off_says_so() -> None:
     doc = pymupdf.open()
     image_only_page(doc)
-    image_only_page(doc)
 
-    with pytest.raises(UnreadableDocument, match=re.escape("no text layer (scanned PDF?)")):
-        extract(doc)
+    with pytest.raises(UnreadableDocument) as refused:
+        extract_pdf(doc.tobytes(), filename="scan.pdf", options=ParseOptions(ocr_languages=""))
+    assert str(refused.value) == (
+        "no text layer (scanned PDF?), and OCR is turned off for this collection"
+    )
 
 
 # --- files that cannot be read -----------------------------------------------

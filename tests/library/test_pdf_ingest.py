@@ -139,7 +139,7 @@ def test_scanned_pdf_with_only_annotations_is_ready_with_a_warning(
     assert report.failed == []
     document = Document.objects.get(source=source, path="scans/boiler.pdf")
     assert document.status == Document.Status.READY
-    assert any("no text layer" in warning for warning in document.warnings)
+    assert any("no text was recognised" in warning for warning in document.warnings)
     texts = sorted(document.chunks.values_list("text", flat=True))
     assert texts == [
         "[HIGHLIGHT p.1] — note: warranty runs five years",
@@ -175,7 +175,7 @@ def test_unreadable_pdfs_fail_with_clear_reasons_while_the_rest_syncs(
     report = source_sync(source=source, embedder=embedder)
 
     expected = {
-        "scan.pdf": "no text layer",
+        "scan.pdf": "no text was recognised on any page",
         "locked.pdf": "encrypted PDF (password required)",
         "cut.pdf": "not a readable PDF",
         "noise.pdf": "no PDF header",
@@ -253,8 +253,9 @@ def test_add_file_puts_a_pdf_in_the_owners_uploads_and_leaves_the_original_alone
     owner, tmp_path, settings, embedder
 ):
     settings.UPLOADS_DIR = tmp_path / "uploads"
-    original = tmp_path / "downloads" / "field-notes.pdf"
-    original.parent.mkdir()
+    settings.VAULTS_ROOT = tmp_path / "vaults"  # kb add reads local files from there only
+    original = tmp_path / "vaults" / "downloads" / "field-notes.pdf"
+    original.parent.mkdir(parents=True)
     data = annotated_report()
     original.write_bytes(data)
     os.utime(original, (1_600_000_000, 1_600_000_000))

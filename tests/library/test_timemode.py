@@ -41,9 +41,14 @@ HISTORY_QUESTIONS = [
     ("which tools do I no longer use", "used to"),
     ("what did I think at first about the offer", "used to"),
     # "before" and friends
-    ("what was my previous address", "before"),
+    ("what was my previous address", "previous"),
     ("what did I earn before the promotion", "before"),
-    ("who was formerly my landlord", "before"),
+    ("who was formerly my landlord", "previous"),
+    ("which day were the bins collected before the rounds changed", "before"),
+    # the first or an old state, in the past tense
+    ("what did the first draft say about the budget", "first"),
+    ("which room was she in when she first moved in", "first"),
+    ("what did I have on Mondays back in Year 12", "first"),
     # "every version"
     ("show all versions of my resume", "versions"),
     ("compare each version of the plan", "versions"),
@@ -85,6 +90,9 @@ LOOKUP_QUESTIONS = [
     "snowboard rental shops",  # not "now"
     "the acknowledgement section of my thesis",  # not "now"
     "recipe for octopus salad",
+    "what needs doing to the car before March",  # a deadline, not the past
+    "what is left to sort out before we go to Japan",
+    "who comes first in the queue",  # "first" without the past tense
     "",
 ]
 

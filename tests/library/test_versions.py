@@ -150,16 +150,19 @@ def test_a_near_duplicate_with_one_number_changed_stays_a_separate_version(
     assert DocumentFile.objects.filter(source=source).count() == 2
 
 
-def test_a_changed_number_across_dated_versions_keeps_both_and_present_shows_the_new_one(
+def test_a_changed_number_across_dated_versions_keeps_both_and_present_shows_the_new_one_first(
     owner, vault, make_source, embedder
 ):
     vault.write("budget_sep2026.md", "# Budget\n\nRent is 1200 euros, paid on the first.\n")
     vault.write("budget_oct2026.md", "# Budget\n\nRent is 1250 euros, paid on the first.\n")
     source = synced(owner, vault, make_source, embedder)
     assert Document.objects.filter(source=source).count() == 2
-    texts = [r.text for r in search(owner, "rent euros", mode="present", embedder=embedder).results]
-    assert any("1250" in t for t in texts)
-    assert not any("1200" in t for t in texts)
+    results = search(owner, "rent euros", mode="present", embedder=embedder).results
+    assert "1250" in results[0].text and results[0].is_latest
+    older = [r for r in results if "1200" in r.text]
+    assert all(not r.is_latest and r.superseded_by.startswith("budget_oct2026.md") for r in older)
+    latest_only = search(owner, "rent euros", mode="present", latest_only=True, embedder=embedder)
+    assert not any("1200" in r.text for r in latest_only.results)
 
 
 # --- families across folders ------------------------------------------------------
@@ -337,7 +340,8 @@ def test_latest_moves_to_a_newer_version_and_back_when_it_is_deleted(
     assert not june.chunks.filter(is_latest=True).exists()
     assert october.chunks.exists() and not october.chunks.filter(is_latest=False).exists()
     present = search(owner, "staff engineer Initech Rust", mode="present", embedder=embedder)
-    assert {r.path for r in present.results} == {"career_plan_oct2026.md"}
+    assert present.results[0].path == "career_plan_oct2026.md"
+    assert [r.is_latest for r in present.results] == [True, False]
 
     vault.remove("career_plan_oct2026.md")
     source_sync(source=source, embedder=embedder)
@@ -364,44 +368,58 @@ def career_plans(owner, vault, make_source, embedder):
     return synced(owner, vault, make_source, embedder)
 
 
-def test_present_never_returns_an_older_version_even_for_its_exact_wording(
+def test_present_ranks_an_older_version_below_the_latest_even_for_its_exact_wording(
     owner, career_plans, embedder
 ):
     results = search(owner, JUNE, mode="present", limit=10, embedder=embedder).results
-    assert results
-    assert all(r.is_latest for r in results)
-    assert not any(r.path == "career_plan_jun2026.md" for r in results)
-    assert not any("Initech" in r.text for r in results)
+    assert results[0].path == "career_plan_oct2026.md" and results[0].is_latest
+    older = [i for i, r in enumerate(results) if not r.is_latest]
+    current = [i for i, r in enumerate(results) if r.is_latest]
+    assert older and min(older) > max(current)  # every older passage after every current one
+    june = next(r for r in results if r.path == "career_plan_jun2026.md")
+    assert june.superseded_by == "career_plan_oct2026.md (2026-10-01)"
 
 
-def test_lookup_can_return_an_older_version_that_matches(owner, career_plans, embedder):
-    # Only the June version has these words.
+def test_latest_only_drops_older_versions(owner, career_plans, embedder):
+    for mode in ("present", "lookup", "auto"):
+        results = search(owner, JUNE, mode=mode, latest_only=True, embedder=embedder).results
+        assert results and all(r.is_latest for r in results)
+        assert not any("Initech" in r.text for r in results)
+
+
+def test_lookup_returns_an_older_version_that_matches_right_after_its_latest(
+    owner, career_plans, embedder
+):
+    # Only the June version has these words; the October one joins above it.
     results = search(
         owner, "a staff role at Initech, Rust on weekends", mode="lookup", embedder=embedder
     ).results
-    assert results[0].path == "career_plan_jun2026.md"
-    assert "Initech" in results[0].text
-    assert results[0].is_latest is False
-    assert results[0].date == "2026-06-01"
+    assert results[0].path == "career_plan_oct2026.md"
+    assert results[0].is_latest and "version" in results[0].legs
+    assert results[1].path == "career_plan_jun2026.md"
+    assert "Initech" in results[1].text
+    assert results[1].is_latest is False
+    assert results[1].date == "2026-06-01"
 
 
-def test_lookup_with_an_older_versions_exact_wording_returns_that_version(
+def test_lookup_with_an_older_versions_exact_wording_still_puts_the_latest_first(
     owner, career_plans, embedder
 ):
-    # The June passage is the best match in both legs; the newer versions only
-    # share the title. A version that merely ranks second is not a tie.
     response = search(owner, JUNE, mode="lookup", embedder=embedder)
     assert response.mode == "lookup"
-    top = response.results[0]
-    assert top.path == "career_plan_jun2026.md"
-    assert "Initech" in top.text
-    assert set(top.legs) == {"keyword", "semantic"}
+    assert response.results[0].path == "career_plan_oct2026.md"
+    june = next(r for r in response.results if r.path == "career_plan_jun2026.md")
+    assert "Initech" in june.text
+    assert set(june.legs) == {"keyword", "semantic"}
+    # Two passages per family in lookup mode: the latest and the best older one.
+    assert [r.path for r in response.results].count("career_plan_aug2026.md") == 0
 
 
 def test_auto_mode_with_current_wording_is_present(owner, career_plans, embedder):
     response = search(owner, "what is my current plan about Initech and Rust", embedder=embedder)
     assert response.mode == "present"
-    assert not any(r.path == "career_plan_jun2026.md" for r in response.results)
+    assert response.results[0].path == "career_plan_oct2026.md"
+    assert all(not r.is_latest for r in response.results if r.path == "career_plan_jun2026.md")
 
 
 def test_history_returns_every_version_of_the_family_oldest_first(owner, career_plans, embedder):
@@ -446,7 +464,7 @@ Status of the parser migration: merged and deployed to production.
 """
 
 
-def test_a_log_in_present_mode_returns_only_its_newest_section(owner, vault, make_source, embedder):
+def test_a_log_in_present_mode_puts_its_newest_section_first(owner, vault, make_source, embedder):
     vault.write("migration_log.md", STANDUP_LOG)
     source = synced(owner, vault, make_source, embedder)
     document = doc(source, "migration_log.md")
@@ -454,9 +472,12 @@ def test_a_log_in_present_mode_returns_only_its_newest_section(owner, vault, mak
 
     query = "status of the parser migration"
     present = search(owner, query, mode="present", embedder=embedder).results
-    assert [r.section for r in present] == ["2026-10-15"]
+    assert present[0].section == "2026-10-15" and present[0].is_latest
     assert "merged and deployed" in present[0].text
     assert (present[0].date, present[0].date_source) == ("2026-10-15", "section")
+    assert all(not r.is_latest for r in present[1:])
+    latest_only = search(owner, query, mode="present", latest_only=True, embedder=embedder)
+    assert [r.section for r in latest_only.results] == ["2026-10-15"]
 
     # The older sections are still there for a question that is not about now.
     lookup = search(owner, "blocked on code review by Priya", mode="lookup", embedder=embedder)

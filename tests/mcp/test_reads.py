@@ -11,7 +11,7 @@ from django.db.models import Q
 
 from apps.library.models import Chunk, Document
 from apps.library.search import Response, search
-from apps.library.search.results import to_result
+from apps.library.search.results import chunk_result
 from apps.mcp import reads
 from tests.mcp.conftest import MARKER, MAX_MARKER, PROBES
 
@@ -91,7 +91,7 @@ def test_every_result_is_checked_again_before_it_leaves(owner, household, monkey
     """Plant passages the search must never have returned (private sections, a
     private folder, local-only notes, another person's note): none comes out."""
     planted = [
-        to_result(chunk, 1, 1.0, ["keyword"], {})
+        chunk_result(chunk)
         for chunk in Chunk.objects.select_related("document__source").filter(
             Q(text__contains=MARKER) | Q(text__contains=MAX_MARKER)
         )

@@ -1,3 +1,5 @@
+"""`{% settings_nav %}`: the Settings menu, built from the registered Settings pages."""
+
 from __future__ import annotations
 
 from django import template

@@ -52,6 +52,7 @@ from apps.agents.ssh.files import (
     file_write,
 )
 from apps.agents.ssh.keys import HostKey, KeyPair, generate_keypair, parse_host_key, public_key_of
+from apps.agents.ssh.shell import TERM_TYPE, Shell, open_shell
 
 __all__ = [
     "BACKUP_SUFFIX",
@@ -62,6 +63,7 @@ __all__ = [
     "MAX_ENTRIES",
     "MAX_OUTPUT",
     "MAX_READ",
+    "TERM_TYPE",
     "CommandResult",
     "Connection",
     "HostKey",
@@ -69,6 +71,7 @@ __all__ = [
     "Listing",
     "RemoteEntry",
     "RemoteFile",
+    "Shell",
     "Target",
     "WriteResult",
     "capture_host_key",
@@ -79,6 +82,7 @@ __all__ = [
     "file_read",
     "file_write",
     "generate_keypair",
+    "open_shell",
     "parse_host_key",
     "public_key_of",
     "quote",

@@ -78,6 +78,8 @@ class TurnContext:
     caveats: list[str] = field(default_factory=list)
     # Cards to show under the reply: (PendingAction kind, payload, status).
     cards: list[tuple[str, dict, str]] = field(default_factory=list)
+    # What tools of other apps look up once per turn (an agent chat's session).
+    extras: dict = field(default_factory=dict)
 
     def number(self, passage: Passage) -> Passage:
         existing = self.by_chunk.get(passage.result.chunk_id)
@@ -93,6 +95,31 @@ class TurnContext:
     def caveat(self, line: str) -> None:
         if line not in self.caveats:
             self.caveats.append(line)
+
+    def state(self) -> dict:
+        """What a turn paused for approval must carry over (plain JSON): the
+        passages numbered so far (citations are checked against them at the
+        end), the caveats, and whether local-only content was read."""
+        return {
+            "passages": [
+                {"n": p.n, "superseded_by": p.superseded_by, "result": p.result.as_dict()}
+                for p in self.passages.values()
+            ],
+            "caveats": list(self.caveats),
+            "saw_local_only": self.saw_local_only,
+        }
+
+    def restore(self, state: dict) -> None:
+        for saved in state.get("passages", []):
+            passage = Passage(
+                result=Result(**saved["result"]),
+                n=saved["n"],
+                superseded_by=saved["superseded_by"],
+            )
+            self.passages[passage.n] = passage
+            self.by_chunk[passage.result.chunk_id] = passage.n
+        self.caveats = list(state.get("caveats", []))
+        self.saw_local_only = bool(state.get("saw_local_only"))
 
 
 def wrap(lines: list[str], footer: str = "") -> str:
@@ -124,5 +151,8 @@ def passage_from_result(result: Result, user) -> Passage:
     `search(user=user, …)` or names a document `user` may read."""
     newer = ""
     if not result.is_latest:
-        newer = newer_version_label(visible_to(user).get(pk=result.document_id), user)
+        # search() names the newer version itself; a result from elsewhere may not.
+        newer = result.superseded_by or newer_version_label(
+            visible_to(user).get(pk=result.document_id), user
+        )
     return Passage(result=result, superseded_by=newer)

@@ -46,6 +46,6 @@ register(
             {},
         ),
         use_own_knowledge,
-        offered=lambda ctx, notes_only: not notes_only,
+        offered=lambda ctx: not ctx.notes_only,
     )
 )

@@ -24,10 +24,11 @@ from apps.chats.tools.context import (
 )
 from apps.chats.tools.registry import Tool, register, tool_spec
 from apps.core.errors import JarvisError
+from apps.core.ids import parse_id, parse_ids
 from apps.library.ingest.arxiv import parse_arxiv_id
 from apps.library.models import Document
 from apps.library.search import Filters, search
-from apps.library.search.results import to_result
+from apps.library.search.results import chunk_result
 from apps.library.selectors import (
     ListingFilters,
     chunks_visible_to,
@@ -49,13 +50,20 @@ def _scope(ctx: TurnContext, filters) -> None:
         filters.source_ids = collections
 
 
+def _as_list(value) -> list:
+    # A model may send one id where the schema asks for a list of them.
+    if isinstance(value, list):
+        return value
+    return [value] if value not in (None, "") else []
+
+
 def search_notes(ctx: TurnContext, args: dict) -> str:
     query = str(args.get("query") or "").strip()
     if not query:
         raise ToolError("search_notes needs a query")
     tags = args.get("tags") or []
     filters = Filters(
-        source_ids=[int(c) for c in args.get("collections") or []] or None,
+        source_ids=parse_ids(_as_list(args.get("collections"))) or None,
         category=str(args.get("category") or ""),
         status=str(args.get("status") or ""),
         entity=str(args.get("entity") or ""),
@@ -72,13 +80,18 @@ def search_notes(ctx: TurnContext, args: dict) -> str:
         limit=SEARCH_LIMIT,
         cloud_only=ctx.cloud,
         filters=filters,
+        latest_only=bool(args.get("latest_only")),
     )
     if ctx.cloud:
         _hold_back(ctx, query, mode, filters)
     if not response.results:
         return f"No passages match {query!r} (time mode {response.mode})."
     passages = [ctx.number(passage_from_result(r, ctx.user)) for r in response.results]
-    lines = [f"{p.label()}\n{p.result.text}" for p in passages]
+    # A result's note (e.g. a newer version of it could not be read) travels with it.
+    lines = [
+        f"{p.label()}\n{p.result.text}" + (f"\n(Note: {p.result.note})" if p.result.note else "")
+        for p in passages
+    ]
     footer = f"Time mode: {response.mode}."
     if ctx.cloud and MIXED_CAVEAT in ctx.caveats:
         footer += " " + MIXED_CAVEAT
@@ -103,10 +116,9 @@ def _hold_back(ctx: TurnContext, query: str, mode: str, filters) -> None:
 
 
 def _readable_document(ctx: TurnContext, document_id) -> Document:
-    try:
-        pk = int(document_id)
-    except (TypeError, ValueError):
-        raise ToolError("document_id must be a number") from None
+    pk = parse_id(document_id)
+    if pk is None:
+        raise ToolError("document_id must be a document's number")
     document = visible_to(ctx.user).select_related("source").filter(pk=pk).first()
     local_only = document is not None and (
         document.in_private_dir or document.source.cloud != "allowed"
@@ -134,7 +146,7 @@ def get_document(ctx: TurnContext, args: dict) -> str:
     for chunk in shown:
         passage = ctx.number(
             Passage(
-                result=to_result(chunk, 0, 0.0, [], {}),
+                result=chunk_result(chunk),
                 superseded_by=newer if not chunk.is_latest else "",
             )
         )
@@ -145,7 +157,7 @@ def get_document(ctx: TurnContext, args: dict) -> str:
 
 def list_documents(ctx: TurnContext, args: dict) -> str:
     filters = ListingFilters(
-        source=int(args["collection"]) if str(args.get("collection") or "").isdigit() else None,
+        source=parse_id(str(args.get("collection") or "")),
         kind=str(args.get("kind") or ""),
         category=str(args.get("category") or ""),
         status=str(args.get("status") or ""),
@@ -265,10 +277,12 @@ register(
             "search_notes",
             "Search the person's notes, papers and pages. Returns numbered passages with their "
             "date and whether they are the latest version. mode: present (current state), "
-            "history (how something changed), lookup (anything), auto (decide from the wording).",
+            "history (how something changed), lookup (anything), auto (decide from the wording). "
+            "latest_only: leave out older versions entirely.",
             {
                 "query": {"type": "string"},
                 "mode": {"type": "string", "enum": ["auto", "present", "history", "lookup"]},
+                "latest_only": {"type": "boolean"},
                 "collections": {"type": "array", "items": {"type": "integer"}},
                 **_FILTERS,
                 "tags": {"type": "array", "items": {"type": "string"}},

@@ -10,7 +10,7 @@ from __future__ import annotations
 from apps.chats.tools.context import Passage, ToolError, TurnContext, wrap
 from apps.chats.tools.registry import Tool, register, tool_spec
 from apps.library.models import Chunk
-from apps.library.search.results import to_result
+from apps.library.search.results import chunk_result
 from apps.projects.form import STATUSES
 from apps.projects.selectors import (
     ProjectView,
@@ -29,7 +29,7 @@ def _cite(ctx: TurnContext, view: ProjectView, field: str) -> str:
     chunk = Chunk.objects.select_related("document__source").filter(pk=evidence.chunk_id).first()
     if chunk is None:
         return ""
-    return f" [{ctx.number(Passage(result=to_result(chunk, 0, 0.0, [], {}))).n}]"
+    return f" [{ctx.number(Passage(result=chunk_result(chunk))).n}]"
 
 
 def _when(view: ProjectView) -> str:

@@ -24,8 +24,9 @@ __all__ = ["PrivacyStop", "Tool", "ToolError", "register", "run_tool", "tool_spe
 class Tool:
     spec: ToolSpec
     run: Callable[[TurnContext, dict], str]
-    # When the tool is offered: e.g. only when a chat may use general knowledge.
-    offered: Callable[[TurnContext | None, bool], bool] = lambda ctx, notes_only: True
+    # Whether this turn offers the tool: e.g. only when the chat may use general
+    # knowledge, or only in an agent chat. A call to a tool not offered is refused.
+    offered: Callable[[TurnContext], bool] = lambda ctx: True
 
 
 def tool_spec(
@@ -45,8 +46,8 @@ def register(tool: Tool) -> None:
     TOOLS[tool.spec.name] = tool
 
 
-def tool_specs(*, notes_only: bool) -> list[ToolSpec]:
-    return [t.spec for t in TOOLS.values() if t.offered(None, notes_only)]
+def tool_specs(ctx: TurnContext) -> list[ToolSpec]:
+    return [t.spec for t in TOOLS.values() if t.offered(ctx)]
 
 
 def run_tool(ctx: TurnContext, name: str, arguments: str) -> tuple[str, bool]:
@@ -54,11 +55,9 @@ def run_tool(ctx: TurnContext, name: str, arguments: str) -> tuple[str, bool]:
     the model reads and can correct, never an exception out of the loop.
     PrivacyStop propagates: it ends the turn."""
     tool = TOOLS.get(name)
-    if tool is None or not tool.offered(ctx, ctx.notes_only):
-        return (
-            f"Unknown tool {name!r}. Available: {', '.join(t.spec.name for t in TOOLS.values())}.",
-            True,
-        )
+    if tool is None or not tool.offered(ctx):
+        available = ", ".join(spec.name for spec in tool_specs(ctx))
+        return f"Unknown tool {name!r}. Available: {available}.", True
     try:
         args = json.loads(arguments or "{}")
     except json.JSONDecodeError as exc:

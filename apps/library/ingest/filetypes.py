@@ -2,27 +2,43 @@
 
 A name is only a claim: `sniff` reads the magic numbers and the text itself,
 and refuses a file whose known extension disagrees with what the bytes are
-("named .pdf but the bytes are a Windows program"). HTML, Markdown and plain
-text are one family: a `.txt` holding HTML is HTML, a `.md` without any
-Markdown syntax is still Markdown. A missing or unknown extension is typed by
-the bytes alone.
+("named .pdf but the bytes are a Windows program"). HTML, Markdown, CSV and
+plain text are one family: a `.txt` holding HTML is HTML, a `.md` without any
+Markdown syntax is still Markdown, a `.csv` is CSV when its lines split into
+the same number of columns. A missing or unknown extension is typed by the
+bytes alone. Images (PNG, JPEG, WebP, HEIC, TIFF) are one family too.
+
+Office files are ZIP packages: an OpenDocument file names its type in its
+`mimetype` entry, an Office Open XML file in `[Content_Types].xml` (the
+content type of its main part), so a .docx renamed .zip is still a .docx and
+a ZIP renamed .docx is refused.
 
 Pure and fast: only the first few kilobytes are examined for signatures and
 HTML; the text is decoded once to check it is UTF-8 (which is what the text
 parsers will need anyway). A ZIP is opened in memory only to read its
-directory and its tiny `mimetype` entry, never to extract anything else.
+directory and its tiny `mimetype` / `[Content_Types].xml` entries, never to
+extract anything else.
 """
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 import zipfile
+from collections import Counter
 from pathlib import PurePosixPath
+
+import defusedxml.ElementTree as SafeET
+from defusedxml import DefusedXmlException
+from PIL import features
 
 from apps.library.ingest.parsing.frontmatter import split_frontmatter
 
-KINDS = ("pdf", "epub", "html", "markdown", "text")
+KINDS = (
+    "pdf", "epub", "html", "markdown", "text", "csv", "rtf",
+    "docx", "pptx", "xlsx", "odt", "ods", "image",
+)  # fmt: skip
 
 
 class UnsupportedFile(Exception):
@@ -39,9 +55,28 @@ _EXTENSION_FAMILY = {
     ".md": "text",
     ".markdown": "text",
     ".txt": "text",
+    ".csv": "text",
+    ".tsv": "text",
+    ".rtf": "rtf",
+    ".docx": "docx",
+    ".pptx": "pptx",
+    ".ppsx": "pptx",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
+    ".odt": "odt",
+    ".ods": "ods",
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".webp": "image",
+    ".heic": "image",
+    ".heif": "image",
+    ".tif": "image",
+    ".tiff": "image",
 }
 _MARKDOWN_EXTENSIONS = (".md", ".markdown")
-_FAMILY = {"pdf": "pdf", "epub": "epub", "html": "text", "markdown": "text", "text": "text"}
+_CSV_EXTENSIONS = (".csv", ".tsv")
+_TEXT_KINDS = ("html", "markdown", "text", "csv")
 # How a kind is named when the extension claimed something else.
 _KIND_NAMES = {
     "pdf": "a PDF",
@@ -49,13 +84,30 @@ _KIND_NAMES = {
     "html": "a web page (HTML)",
     "markdown": "Markdown text",
     "text": "plain text",
+    "csv": "a CSV table",
+    "rtf": "an RTF document",
+    "docx": "a Word document",
+    "pptx": "a PowerPoint presentation",
+    "xlsx": "an Excel spreadsheet",
+    "odt": "an OpenDocument text",
+    "ods": "an OpenDocument spreadsheet",
+    "image": "an image",
 }
+
+
+def family(kind: str) -> str:
+    """html, markdown, csv and text are one family; every other kind is its own."""
+    return "text" if kind in _TEXT_KINDS else kind
+
 
 PDF_HEADER_WINDOW = 1024  # readers accept the %PDF- header anywhere in the first KB
 TEXT_SAMPLE = 8192  # bytes checked for NULs and control characters
 MARKDOWN_SAMPLE = 65536  # characters searched for Markdown syntax
 MAX_CONTROL_FRACTION = 0.01
 MAX_MIMETYPE_BYTES = 100
+MAX_CONTENT_TYPES_BYTES = 256 * 1024
+CSV_SAMPLE = 16384
+CSV_MIN_ROWS = 2
 
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _EPUB_MIMETYPE = b"application/epub+zip"
@@ -97,7 +149,31 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
 )
 _RIFF_FORMS = {b"WEBP": "a WebP image", b"WAVE": "an audio file", b"AVI ": "a video file"}
 _ZIP_SIGNATURES = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
-_HEIF_BRANDS = (b"heic", b"heix", b"hevc", b"heim", b"heis", b"mif1", b"msf1", b"avif")
+_HEIF_BRANDS = (b"heic", b"heix", b"hevc", b"heim", b"heis", b"mif1", b"msf1")
+# Images Jarvis reads (OCR, and a vision model's description); GIFs and icons are
+# not documents, and AVIF only where this Pillow reads it.
+_IMAGE_SIGNATURES = (b"\x89PNG", b"\xff\xd8\xff", b"II*\x00", b"MM\x00*")
+_RTF_SIGNATURE = b"{\\rtf"
+_OPENDOCUMENT = {
+    b"application/vnd.oasis.opendocument.text": "odt",
+    b"application/vnd.oasis.opendocument.spreadsheet": "ods",
+}
+_OOXML_MAIN = {
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml": "docx",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml": "pptx",
+    "application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml": "pptx",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml": "xlsx",
+    "application/vnd.ms-excel.sheet.macroEnabled.main+xml": "xlsx",  # macros are never run
+}
+_OOXML_REFUSED = {
+    "application/vnd.ms-word.document.macroEnabled.main+xml":
+        "a macro-enabled Word document (save it as .docx)",
+    "application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml":
+        "a macro-enabled presentation (save it as .pptx)",
+    "application/vnd.ms-excel.sheet.binary.macroEnabled.main":
+        "an Excel binary workbook (save it as .xlsx)",
+}  # fmt: skip
+_CONTENT_TYPES_NS = "{http://schemas.openxmlformats.org/package/2006/content-types}"
 # What zipfile raises on damaged, encrypted or exotic archives.
 _ZIP_ERRORS = (zipfile.BadZipFile, ValueError, OSError, EOFError, RuntimeError, NotImplementedError)
 BINARY_HEADER = 64  # where a printable signature must be followed by non-text bytes
@@ -137,7 +213,7 @@ def sniff(data: bytes, filename: str) -> str:
         if claimed and claimed != "text":
             raise UnsupportedFile(f"named {extension} but the bytes are plain text") from None
         raise UnsupportedFile(str(exc)) from None
-    if claimed and claimed != _FAMILY[kind]:
+    if claimed and claimed != family(kind):
         raise UnsupportedFile(f"named {extension} but the bytes are {_KIND_NAMES[kind]}")
     return kind
 
@@ -160,6 +236,10 @@ def _kind_of(data: bytes, extension: str) -> str:
         return "pdf"
     if head.startswith(_ZIP_SIGNATURES):
         return _zip_kind(data)
+    if _is_image(head):
+        return "image"
+    if head.startswith(_RTF_SIGNATURE):
+        return "rtf"
     what = _binary_signature(head)
     if what:
         raise _Binary(what)
@@ -172,6 +252,17 @@ def _is_pdf(data: bytes) -> bool:
     # A header a little way in (after a MacBinary or mail prefix) is still a
     # PDF, but a note that merely mentions "%PDF-" is not: require the trailer.
     return b"%PDF-" in data[:PDF_HEADER_WINDOW] and b"%%EOF" in data[-2048:]
+
+
+def _is_image(head: bytes) -> bool:
+    if head.startswith(_IMAGE_SIGNATURES):
+        return True
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return True
+    if head[4:8] == b"ftyp":
+        brand = head[8:12]
+        return brand in _HEIF_BRANDS or (brand == b"avif" and bool(features.check("avif")))
+    return False
 
 
 def _binary_signature(head: bytes) -> str:
@@ -193,11 +284,17 @@ def _printable(prefix: bytes) -> bool:
 
 
 def _zip_kind(data: bytes) -> str:
-    """Return "epub" for an EPUB; raise _Binary saying what any other ZIP is."""
+    """The kind of a ZIP package (EPUB, OpenDocument, Office Open XML); _Binary
+    saying what any other ZIP is."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = archive.namelist()
             mimetype = _small_entry(archive, "mimetype") if "mimetype" in names else b""
+            content_types = (
+                _small_entry(archive, "[Content_Types].xml", MAX_CONTENT_TYPES_BYTES)
+                if "[Content_Types].xml" in names
+                else None
+            )
     except _ZIP_ERRORS:
         # A damaged archive: its first local header still says what it was
         # meant to be, and an EPUB is better refused by the EPUB parser, which
@@ -205,23 +302,41 @@ def _zip_kind(data: bytes) -> str:
         if data[30:38] == b"mimetype" and _EPUB_MIMETYPE in data[38:80]:
             return "epub"
         raise _Binary("a ZIP archive") from None
-    if mimetype.strip() == _EPUB_MIMETYPE:
+    mimetype = mimetype.strip()
+    if mimetype == _EPUB_MIMETYPE:
         return "epub"
+    if mimetype in _OPENDOCUMENT:
+        return _OPENDOCUMENT[mimetype]
     if mimetype.startswith(b"application/vnd.oasis.opendocument"):
-        raise _Binary("an Office document")
-    if "[Content_Types].xml" in names:
-        if any(name.startswith(("word/", "xl/", "ppt/")) for name in names):
-            raise _Binary("an Office document")
-        raise _Binary("an Office Open XML package")
+        raise _Binary("an OpenDocument file other than text or a spreadsheet")
+    if content_types is not None:
+        return _ooxml_kind(content_types, names)
     raise _Binary("a ZIP archive")
 
 
-def _small_entry(archive: zipfile.ZipFile, name: str) -> bytes:
+def _ooxml_kind(content_types: bytes, names: list[str]) -> str:
+    """The Office Open XML kind named by the content type of the package's main part."""
+    try:
+        root = SafeET.fromstring(content_types)
+    except (SafeET.ParseError, DefusedXmlException):
+        raise _Binary("a damaged Office document") from None
+    for override in root.iter(f"{_CONTENT_TYPES_NS}Override"):
+        content_type = (override.get("ContentType") or "").strip()
+        if content_type in _OOXML_MAIN:
+            return _OOXML_MAIN[content_type]
+        if content_type in _OOXML_REFUSED:
+            raise _Binary(_OOXML_REFUSED[content_type])
+    if any(name.startswith(("word/", "xl/", "ppt/")) for name in names):
+        raise _Binary("an Office document of an unknown kind")
+    raise _Binary("an Office Open XML package")
+
+
+def _small_entry(archive: zipfile.ZipFile, name: str, limit: int = MAX_MIMETYPE_BYTES) -> bytes:
     info = archive.getinfo(name)
-    if info.file_size > MAX_MIMETYPE_BYTES:
+    if info.file_size > limit:
         return b""
     with archive.open(info) as entry:
-        return entry.read(MAX_MIMETYPE_BYTES)
+        return entry.read(limit)
 
 
 def _text_kind(data: bytes, extension: str) -> str:
@@ -245,6 +360,8 @@ def _text_kind(data: bytes, extension: str) -> str:
         raise UnsupportedFile("empty file")
     if looks_like_html(text[:TEXT_SAMPLE]):
         return "html"
+    if extension in _CSV_EXTENSIONS and looks_tabular(text[:CSV_SAMPLE]):
+        return "csv"
     if extension in _MARKDOWN_EXTENSIONS or _has_markdown(text[:MARKDOWN_SAMPLE]):
         return "markdown"
     return "text"
@@ -263,6 +380,26 @@ def looks_like_html(text: str) -> bool:
     text = text.lstrip("\ufeff")
     start = _HTML_PREAMBLE.match(text)
     return bool(_HTML_START.match(text, start.end() if start else 0))
+
+
+def looks_tabular(sample: str) -> bool:
+    """Delimited rows: at least two lines, most of which split into the same
+    number (≥ 2) of columns by one of , ; tab |."""
+    lines = sample.splitlines()[:21]
+    if len(lines) > 20:
+        lines = lines[:-1]  # the last line of the sample may be cut short
+    joined = "\n".join(lines)
+    try:
+        dialect = csv.Sniffer().sniff(joined, delimiters=",;\t|")
+        rows = [row for row in csv.reader(io.StringIO(joined), dialect) if row]
+    except csv.Error:
+        return False
+    if len(rows) < CSV_MIN_ROWS:
+        return False
+    widths = Counter(len(row) for row in rows)
+    width, count = widths.most_common(1)[0]
+    # Exports leave some rows ragged (trailing empty cells dropped); most agree.
+    return width >= 2 and count >= 0.8 * len(rows)
 
 
 def _has_markdown(text: str) -> bool:

@@ -19,14 +19,26 @@ from django.utils import timezone
 
 from apps.library.index import tables
 from apps.library.index.embeddings import Embedder
-from apps.library.ingest.naming import date_from_filename
 from apps.library.ingest.parsing.epub import extract_epub
 from apps.library.ingest.parsing.html import parse_html
+from apps.library.ingest.parsing.images import extract_image
 from apps.library.ingest.parsing.markdown import parse_markdown, parse_text
+from apps.library.ingest.parsing.opendocument import extract_odt
 from apps.library.ingest.parsing.pdf import extract_pdf
-from apps.library.ingest.parsing.types import ParsedDocument, UnreadableDocument
+from apps.library.ingest.parsing.rtf import extract_rtf
+from apps.library.ingest.parsing.sheets import extract_csv, extract_ods, extract_xlsx
+from apps.library.ingest.parsing.slides import extract_pptx
+from apps.library.ingest.parsing.types import (
+    ChunkDraft,
+    Figure,
+    ParsedDocument,
+    ParseOptions,
+    UnreadableDocument,
+)
+from apps.library.ingest.parsing.word import extract_docx
 from apps.library.ingest.walk import under
 from apps.library.models import Chunk, Document, DocumentTag, Source
+from apps.library.naming import date_from_filename
 
 logger = logging.getLogger(__name__)
 
@@ -48,17 +60,47 @@ def decode_text(data: bytes) -> str:
         raise UnreadableDocument(f"not valid UTF-8 text (byte {exc.start}); skipped") from exc
 
 
-def parse_bytes(data: bytes, *, kind: str, filename: str, url: str = "") -> ParsedDocument:
-    """Bytes → ParsedDocument, or UnreadableDocument with the reason."""
+# Office files and CSV: (bytes, filename=, fallback_title=) → ParsedDocument.
+_STRUCTURED = {
+    "docx": extract_docx,
+    "pptx": extract_pptx,
+    "xlsx": extract_xlsx,
+    "odt": extract_odt,
+    "ods": extract_ods,
+    "rtf": extract_rtf,
+    "csv": extract_csv,
+}
+
+
+def parse_bytes(
+    data: bytes,
+    *,
+    kind: str,
+    filename: str,
+    url: str = "",
+    options: ParseOptions | None = None,
+) -> ParsedDocument:
+    """Bytes → ParsedDocument, or UnreadableDocument with the reason.
+
+    Pure (no database, no network) and bounded by each format's own caps
+    (pages OCR'd, parts and unpacked bytes of a package, rows per sheet,
+    pixels of an image), so it can run in a child process with limits.
+    `options` carries the collection's OCR languages and whether figure
+    pixels are wanted (ParseOptions, plain data)."""
+    options = options or ParseOptions()
     title = humanise(PurePosixPath(filename).stem)
     if kind in ("pdf", "paper"):
-        parsed = extract_pdf(data, filename=filename)
+        parsed = extract_pdf(data, filename=filename, options=options)
         parsed.kind = kind
         return parsed
     if kind == "epub":
         return extract_epub(data, filename=filename)
     if kind == "web":
         return parse_html(data, url=url, fallback_title=title)
+    if kind == "image":
+        return extract_image(data, filename=filename, fallback_title=title, options=options)
+    if kind in _STRUCTURED:
+        return _STRUCTURED[kind](data, filename=filename, fallback_title=title)
     if not data.strip():
         raise UnreadableDocument("empty file")
     text = decode_text(data)
@@ -104,6 +146,28 @@ def embed_header(title: str, parsed: ParsedDocument) -> str:
     return " · ".join(p for p in parts if p)
 
 
+def figure_chunk(figure: Figure, description: str) -> ChunkDraft | None:
+    """A figure as a passage: `[FIGURE p.N] caption — description` (either part
+    may be missing; a figure with neither is not indexed), a photo as `[PHOTO] …`."""
+    if figure.kind == "photo":
+        if not description:
+            return None
+        return ChunkDraft(text=f"[PHOTO] {description}", page=1, annotation="photo")
+    parts = [part for part in (figure.caption, description) if part]
+    if not parts:
+        return None
+    text = f"[FIGURE p.{figure.page}] " + " — ".join(parts)
+    return ChunkDraft(
+        text=text, section=f"Page {figure.page}", page=figure.page, annotation="figure"
+    )
+
+
+def all_chunks(parsed: ParsedDocument) -> list[ChunkDraft]:
+    """The parsed chunks, then one per figure (with its description, if one was made)."""
+    figures = [figure_chunk(f, parsed.descriptions.get(f.image_hash, "")) for f in parsed.figures]
+    return [*parsed.chunks, *(chunk for chunk in figures if chunk is not None)]
+
+
 def prepare(parsed: ParsedDocument, title: str) -> list[tables.PreparedChunk]:
     header = embed_header(title, parsed)
     return [
@@ -112,7 +176,7 @@ def prepare(parsed: ParsedDocument, title: str) -> list[tables.PreparedChunk]:
             header=header,
             text_hash=tables.text_hash(header, draft.section, draft.text),
         )
-        for draft in parsed.chunks
+        for draft in all_chunks(parsed)
     ]
 
 
@@ -180,6 +244,10 @@ def apply_parsed(
     if parsed.site:
         document.site = parsed.site[:200]
     document.warnings = list(parsed.warnings)
+    document.ocr = (
+        {"pages": parsed.ocr_pages, "empty": parsed.ocr_empty_pages} if parsed.ocr_pages else {}
+    )
+    document.progress = ""
     document.status = Document.Status.READY
     document.error = ""
     document.indexed_at = timezone.now()
@@ -211,6 +279,7 @@ def mark_failed(document: Document, *, source: Source, path: str, reason: str) -
     (shown in the library), its old chunks removed so nothing stale is found."""
     document.status = Document.Status.FAILED
     document.error = reason
+    document.progress = ""
     document.source = source
     document.path = path
     document.in_private_dir = under(path, source.private_dirs)

@@ -21,16 +21,16 @@ import logging
 import os
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import date
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 from django.db import transaction
 
 from apps.core.errors import Refused
-from apps.library.index import tables
+from apps.library.index import fts, tables
 from apps.library.index.embeddings import Embedder, get_embedder
 from apps.library.ingest import versions
-from apps.library.ingest.naming import is_copy_name
 from apps.library.ingest.parsing.types import UnreadableDocument
 from apps.library.ingest.pipeline import (
     apply_parsed,
@@ -40,8 +40,15 @@ from apps.library.ingest.pipeline import (
     parse_bytes,
     prepare,
 )
+from apps.library.ingest.vision import (
+    VisionPlan,
+    images_describe,
+    parse_options_for,
+    vision_plan,
+)
 from apps.library.ingest.walk import FileInfo, under, walk_source
 from apps.library.models import Document, DocumentFile, Source
+from apps.library.naming import date_from_filename, is_copy_name
 
 logger = logging.getLogger(__name__)
 
@@ -127,6 +134,13 @@ class _Sync:
         self.pending: list[_Pending] = []
         self.pending_chunks = 0
         self.inbox = source.kind == Source.Kind.INBOX
+        self._plans: dict[bool, VisionPlan] = {}  # by "in a private folder"
+
+    def plan(self, rel: str) -> VisionPlan:
+        private = under(rel, self.source.private_dirs)
+        if private not in self._plans:
+            self._plans[private] = vision_plan(self.source, in_private_dir=private)
+        return self._plans[private]
 
     @property
     def embedder(self) -> Embedder:
@@ -233,8 +247,14 @@ class _Sync:
         document = current.document if sole else Document(source=self.source, kind=info.kind)
         previous_hash = document.content_hash if sole else None
         document.content_hash, document.size = digest, len(data)
+        plan = self.plan(info.rel)
         try:
-            parsed = parse_bytes(data, kind=info.kind, filename=info.rel)
+            parsed = parse_bytes(
+                data,
+                kind=info.kind,
+                filename=info.rel,
+                options=parse_options_for(self.source, plan),
+            )
         except UnreadableDocument as exc:
             with transaction.atomic():
                 rows = mark_failed(document, source=self.source, path=info.rel, reason=str(exc))
@@ -243,6 +263,7 @@ class _Sync:
             self.report.failed.append({"path": info.rel, "reason": str(exc)})
             self._indexed(document, digest, previous_hash, current)
             return
+        images_describe(parsed, source=self.source, plan=plan, title=parsed.title)
         prepared = prepare(parsed, parsed.title)
         self.pending.append(
             _Pending(document, info, len(data), current, parsed, prepared, digest, previous_hash)
@@ -349,11 +370,15 @@ class _Sync:
                 continue
             with transaction.atomic():
                 moved = private != document.in_private_dir
+                renamed = best != document.path
                 document.path, document.in_private_dir = best, private
                 document.save(update_fields=["path", "in_private_dir"])
                 self.report.rows_written += 1
                 if moved:
                     self.report.rows_written += tables.repartition(document)
+                if renamed:  # the file name's words are a keyword column
+                    fts.refresh_document(document)
+                    self.report.rows_written += document.chunks.count()
 
 
 def source_sync(*, source: Source, embedder: Embedder | None = None) -> SyncReport:
@@ -362,27 +387,41 @@ def source_sync(*, source: Source, embedder: Embedder | None = None) -> SyncRepo
     return _Sync(source, embedder).run()
 
 
+def _failed_date(document: Document) -> tuple[date | None, bool]:
+    """A failed version has no parsed content date: its file name's date, else
+    it is dated by its file time (weak)."""
+    found = date_from_filename(PurePosixPath(document.path).stem)
+    return (found.value, False) if found else (None, True)
+
+
 def refresh_families(source: Source) -> int:
-    """Recompute version families and latest flags for a source; write only
-    what changed (a stable source writes nothing). Returns rows written."""
-    documents = list(source.documents.filter(status=Document.Status.READY))
+    """Recompute version families, their order and latest flags for a source;
+    write only what changed (a stable source writes nothing). Failed versions
+    keep their place in the order but are never latest. Returns rows written."""
+    documents = list(
+        source.documents.filter(status__in=[Document.Status.READY, Document.Status.FAILED])
+    )
     mtimes: dict[int, int] = {}
     for document_id, mtime in DocumentFile.objects.filter(source=source).values_list(
         "document_id", "mtime_ns"
     ):
         mtimes[document_id] = max(mtimes.get(document_id, 0), mtime)
-    members = [
-        versions.Member(
-            id=d.pk,
-            path=d.path,
-            title=d.title,
-            effective_date=d.effective_date,
-            mtime_ns=mtimes.get(d.pk) or int((d.fetched_at or d.created_at).timestamp() * 1e9),
-            date_is_weak=d.date_is_weak,
-            url=d.url,
+    members = []
+    for d in documents:
+        readable = d.status == Document.Status.READY
+        effective, weak = (d.effective_date, d.date_is_weak) if readable else _failed_date(d)
+        members.append(
+            versions.Member(
+                id=d.pk,
+                path=d.path,
+                title=d.title,
+                effective_date=effective,
+                mtime_ns=mtimes.get(d.pk) or int((d.fetched_at or d.created_at).timestamp() * 1e9),
+                date_is_weak=weak,
+                url=d.url,
+                readable=readable,
+            )
         )
-        for d in documents
-    ]
     candidates = versions.cross_folder_candidates(members, source.unversioned_dirs)
     for member in members:
         if member.id in candidates:
@@ -390,15 +429,17 @@ def refresh_families(source: Source) -> int:
             member.text = "\n".join(texts)[:CROSS_FOLDER_TEXT_CHARS]
     assignments = versions.assign(members, source.unversioned_dirs)
     rows = 0
+    fields = ["family", "version_rank", "is_latest", "family_position"]
     for document in documents:
         wanted = assignments[document.pk]
-        now = (wanted.family, wanted.version_rank, wanted.is_latest)
-        if (document.family, document.version_rank, document.is_latest) == now:
+        now = (wanted.family, wanted.version_rank, wanted.is_latest, wanted.position)
+        if tuple(getattr(document, f) for f in fields) == now:
             continue
         latest_changed = document.is_latest != wanted.is_latest
-        document.family, document.version_rank, document.is_latest = now
+        for name, value in zip(fields, now, strict=True):
+            setattr(document, name, value)
         with transaction.atomic():
-            document.save(update_fields=["family", "version_rank", "is_latest"])
+            document.save(update_fields=fields)
             rows += 1
             if latest_changed:
                 rows += tables.repartition(document)

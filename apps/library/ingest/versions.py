@@ -3,10 +3,24 @@
 A family is the set of files that are versions of one document: same folder
 and same name once dates, version markers and copy markers are stripped
 (`career_plan_jun2026.md`, `career_plan_oct2026.md`). Files in different
-folders join a family only when the content shows they are the same document:
-the same title and mostly the same text. Names that unrelated notes share
-(`index.md`, `todo.md`) never link folders. Folders marked unversioned
-(diaries, logs) make every file its own family.
+folders of one source join a family only when the content shows they are the
+same document:
+
+- the same title and mostly the same text (a copy kept in two places), or
+- a note moved (or copied) into another folder and updated there: the same
+  name once stripped, a title that says the same (once dates and version
+  markers are stripped, one title's words contain the other's), at least half
+  of the shorter note's content words in the other (`MOVED_MIN_CONTAINMENT`),
+  and one of them dated later than the other (file name, `date:` key, dated
+  heading or, weakest, file mtime). The later one is the later version.
+
+Names that unrelated notes share (`index.md`, `todo.md`, `README.md`) never
+link folders. Folders marked unversioned (diaries, logs) make every file its
+own family.
+
+A version that could not be read (a failed parse) keeps its place in the
+order (`position`) but never becomes latest: the newest readable version is
+latest, and search says that a newer one failed.
 
 Dates come before duplicates: two versions can be 95% identical with one
 changed number, and collapsing them would throw the newer fact away. So only
@@ -22,11 +36,18 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import PurePosixPath
 
-from apps.library.ingest.naming import family_stem, is_generic_name, version_marker
 from apps.library.ingest.walk import under
+from apps.library.naming import family_stem, is_generic_name, version_marker
 
 CROSS_FOLDER_MIN_OVERLAP = 0.6
+MOVED_MIN_CONTAINMENT = 0.5
 _SHINGLE = 5
+# Words too common to say two notes are about the same thing.
+_COMMON = frozenset(
+    """the and are was were for from had has have how its our that their them then there
+    these they this was what when where which who why will with would you your about
+    into than any all also just should not but can could did does been""".split()  # noqa: SIM905
+)
 
 
 @dataclass
@@ -41,6 +62,7 @@ class Member:
     date_is_weak: bool = False  # the date is only the file's mtime
     url: str = ""  # web pages and papers: fetched again, a new version of the same family
     text: str = ""  # loaded only for cross-folder candidates
+    readable: bool = True  # False: its parse failed; it can never be the latest
 
 
 @dataclass
@@ -48,6 +70,7 @@ class Assignment:
     family: str
     version_rank: float
     is_latest: bool
+    position: int = 0  # 0 for the oldest member of the family
 
 
 def _stem(path: str) -> str:
@@ -78,6 +101,56 @@ def overlap(a: str, b: str) -> float:
     return len(first & second) / len(first | second)
 
 
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[^\W\d_]{3,}", text.lower()) if w not in _COMMON}
+
+
+def containment(a: str, b: str) -> float:
+    """Share of the shorter note's content words that the other note also has:
+    an updated note keeps most of its vocabulary even when every sentence changed."""
+    first, second = _content_words(a), _content_words(b)
+    if not first or not second:
+        return 0.0
+    return len(first & second) / min(len(first), len(second))
+
+
+def _dated_apart(first: Member, second: Member) -> bool:
+    """One of the two is dated later than the other: real dates differ, or
+    both are dated only by file times and those differ."""
+    if not first.date_is_weak and not second.date_is_weak:
+        return first.effective_date != second.effective_date
+    if first.date_is_weak and second.date_is_weak:
+        return first.mtime_ns != second.mtime_ns
+    return True  # a real date against a file time: the real date is the later one's
+
+
+def _title_words(title: str) -> set[str]:
+    return set(re.findall(r"[^\W_]+", family_stem(title)))
+
+
+def _titles_agree(first: str, second: str) -> bool:
+    """Titles that say the same once dates and version markers are stripped
+    ("Care plan — May 2026" and "Care plan — September 2026"); an update may
+    add words ("Damp in the back bedroom — update")."""
+    a, b = _title_words(first), _title_words(second)
+    return not a or not b or a <= b or b <= a
+
+
+def same_document(first: Member, second: Member) -> bool:
+    """Two files in different folders with the same stripped name: the same
+    document (a copy, or a move followed by an update)?"""
+    if not first.readable or not second.readable:
+        return False
+    same_title = bool(first.title) and first.title.casefold() == second.title.casefold()
+    if same_title and overlap(first.text, second.text) >= CROSS_FOLDER_MIN_OVERLAP:
+        return True
+    return (
+        _dated_apart(first, second)
+        and _titles_agree(first.title, second.title)
+        and containment(first.text, second.text) >= MOVED_MIN_CONTAINMENT
+    )
+
+
 def cross_folder_candidates(members: Iterable[Member], unversioned_dirs: list[str]) -> set[int]:
     """Ids of members whose family stem also occurs in another folder (worth a content check)."""
     folders: dict[str, set[str]] = defaultdict(set)
@@ -98,7 +171,7 @@ def assign(members: list[Member], unversioned_dirs: list[str]) -> dict[int, Assi
     }
     by_id = {m.id: m for m in members}
 
-    # Cross-folder joining: same stem, same title, high text overlap.
+    # Cross-folder joining: same stem, and the content says it is the same document.
     candidates = [by_id[i] for i in cross_folder_candidates(members, unversioned_dirs)]
     for i, first in enumerate(candidates):
         for second in candidates[i + 1 :]:
@@ -106,9 +179,9 @@ def assign(members: list[Member], unversioned_dirs: list[str]) -> dict[int, Assi
                 continue
             if family_stem(_stem(first.path)) != family_stem(_stem(second.path)):
                 continue
-            if not first.title or first.title.casefold() != second.title.casefold():
+            if _folder(first.path) == _folder(second.path):
                 continue
-            if overlap(first.text, second.text) >= CROSS_FOLDER_MIN_OVERLAP:
+            if same_document(first, second):
                 old, new = parent[second.id], parent[first.id]
                 for key, value in parent.items():
                     if value == old:
@@ -121,10 +194,12 @@ def assign(members: list[Member], unversioned_dirs: list[str]) -> dict[int, Assi
     result: dict[int, Assignment] = {}
     for family, group in families.items():
         ranked = sorted(group, key=_version_order)
-        for m in group:
+        readable = [m for m in ranked if m.readable]
+        latest = readable[-1] if readable else ranked[-1]
+        for position, m in enumerate(ranked):
             marker = version_marker(_stem(m.path))
             result[m.id] = Assignment(
-                family=family, version_rank=marker.rank, is_latest=m is ranked[-1]
+                family=family, version_rank=marker.rank, is_latest=m is latest, position=position
             )
     return result
 

@@ -1,13 +1,22 @@
 """`search()`: the one retrieval function the CLI, the library UI and chat tools use.
 
-1. Time mode: present (latest versions only), history (every version of the
-   matched families, in date order), lookup (no filter); auto picks by rules.
-2. Two legs over the privacy-filtered pool: FTS5 bm25 on the chunk text, and
-   sqlite-vec KNN whose scan is restricted to the partitions the person may see.
-3. Reciprocal rank fusion (k=60) of the two rankings: rank, not score, because
+1. Time mode: present (about now), history (how it changed), lookup
+   (anything); auto picks by rules over the wording.
+2. Three legs over the privacy-filtered pool: FTS5 bm25 over title, headings,
+   path words, record fields and text; sqlite-vec KNN whose scan is restricted
+   to the partitions the person may see; and the record leg (documents whose
+   record fields the question names, in everyday words too).
+3. Reciprocal rank fusion (k=60) of the rankings: rank, not score, because
    bm25 and cosine live on different scales.
-4. Results carry everything a citation needs: document, path, date and where
-   it came from, family, latest or not, section, text, which legs matched.
+4. An optional reranker re-orders the top of the fused list (apps.library.
+   search.rerank); off unless an admin configures one.
+5. Versions (apps.library.search.versions): in present and lookup mode a
+   family's newest version this person may see joins and ranks above every
+   older version of it; older versions sink (present) or go (`latest_only`).
+   History mode lists every version in date order.
+6. Results carry everything a citation needs: document, path, date and where
+   it came from, family, latest or not (for this person), what superseded it,
+   section, text, which legs matched.
 """
 
 from __future__ import annotations
@@ -15,14 +24,26 @@ from __future__ import annotations
 import time
 
 from apps.library.index import tables
-from apps.library.index.embeddings import Embedder, get_embedder
+from apps.library.index.embeddings import Embedder, embedder_for_index
 from apps.library.search import timemode
 from apps.library.search.fusion import fuse
 from apps.library.search.legs import keyword_leg, vector_leg
 from apps.library.search.query import Filters
+from apps.library.search.records import record_leg
+from apps.library.search.rerank import Reranker, configured_reranker
 from apps.library.search.results import Response, duplicate_paths, to_result
-from apps.library.search.versions import expand_history, select_passages
+from apps.library.search.versions import (
+    expand_families,
+    expand_history,
+    family_view,
+    load_candidates,
+    mark_current,
+    order_for_mode,
+    select_passages,
+)
 from apps.library.selectors import visible_pools
+
+_DEFAULT = object()
 
 
 def search(
@@ -34,6 +55,8 @@ def search(
     cloud_only: bool = False,
     filters: Filters | None = None,
     embedder: Embedder | None = None,
+    latest_only: bool = False,
+    reranker: Reranker | object | None = _DEFAULT,
 ) -> Response:
     started = time.perf_counter()
     resolved = timemode.resolve(mode, query)
@@ -43,19 +66,38 @@ def search(
     pools = visible_pools(user, cloud_only=cloud_only, source_ids=filters.source_ids)
     if not pools or not query.strip():
         return Response(query=query, mode=resolved, results=[])
-    latest_only = resolved == timemode.PRESENT
-    vector = (embedder or get_embedder()).embed_query(query)
+    vector = (embedder or embedder_for_index(state)).embed_query(query)
     rankings = {
-        "keyword": keyword_leg(query, pools, filters, latest_only),
-        "semantic": vector_leg(vector, pools, filters, latest_only, state),
+        "keyword": keyword_leg(query, pools, filters, False),
+        "semantic": vector_leg(vector, pools, filters, False, state),
     }
-    chosen = select_passages(fuse(rankings), limit, resolved)
+    if not filters.narrows_beyond_sources:
+        rankings["record"] = record_leg(query, vector, pools, state.generation)
+    fused = fuse(rankings)
+    reranker = configured_reranker() if reranker is _DEFAULT else reranker
+    rerank_ms = 0.0
+    if reranker is not None and fused:
+        rerank_started = time.perf_counter()
+        fused = reranker.rerank_fused(query, fused)
+        rerank_ms = (time.perf_counter() - rerank_started) * 1000
+    candidates = load_candidates(fused, limit)
+    facts = family_view([c.document for c in candidates], pools)
+    mark_current(candidates, facts)
+    if resolved != timemode.HISTORY:
+        candidates = expand_families(candidates, facts, vector, pools, state.generation)
+        candidates = order_for_mode(candidates, resolved, latest_only)
+    chosen = select_passages(candidates, limit, resolved)
     if resolved == timemode.HISTORY and chosen:
-        chosen = expand_history(chosen, vector, pools, state.generation, limit)
-    files = duplicate_paths({chunk.document_id for chunk, _, _ in chosen})
-    results = [
-        to_result(chunk, rank, score, legs, files)
-        for rank, (chunk, score, legs) in enumerate(chosen, start=1)
-    ]
+        chosen = expand_history(chosen, facts, vector, pools, state.generation, limit)
+        if latest_only:
+            chosen = [c for c in chosen if c.current]
+    files = duplicate_paths({c.chunk.document_id for c in chosen})
+    results = [to_result(c, rank, files) for rank, c in enumerate(chosen, start=1)]
     elapsed = (time.perf_counter() - started) * 1000
-    return Response(query=query, mode=resolved, results=results, elapsed_ms=round(elapsed, 2))
+    return Response(
+        query=query,
+        mode=resolved,
+        results=results,
+        elapsed_ms=round(elapsed, 2),
+        rerank_ms=round(rerank_ms, 2),
+    )

@@ -1,6 +1,8 @@
-"""The two retrieval legs over the privacy-filtered pool: FTS5 bm25 on the
-chunk text, and sqlite-vec KNN whose scan is restricted to the partitions the
-person may see (the filter is inside the KNN query, not applied after it)."""
+"""The retrieval legs over the privacy-filtered pool: FTS5 bm25 over the
+chunk's title, headings, path words, record fields and text (weighted apart,
+apps.library.index.fts), and sqlite-vec KNN whose scan is restricted to the
+partitions the person may see (the filter is inside the KNN query, not applied
+after it). The record leg (apps.library.search.records) is the third."""
 
 from __future__ import annotations
 
@@ -11,13 +13,14 @@ import numpy as np
 from django.db import connection
 
 from apps.library.index import tables
-from apps.library.index.tables import FTS_TABLE, emb_table, to_codes, vec_table
-from apps.library.search.query import fts_query, prune_common_terms, query_terms, where_sql
+from apps.library.index.fts import FTS_TABLE, WEIGHTS
+from apps.library.index.tables import emb_table, to_codes, vec_table
+from apps.library.search.query import keyword_query, prune_common_terms, query_terms, where_sql
 
 LEG_DEPTH = 50  # candidates each leg contributes to the fusion
 
 
-BIT_CANDIDATES = 12  # per partition (bucket), from the bit-code first pass
+BIT_CANDIDATES = 16  # per partition (bucket), from the bit-code first pass
 
 
 RESCORE_CANDIDATES = 400  # best bit matches re-scored with float vectors
@@ -26,25 +29,57 @@ RESCORE_CANDIDATES = 400  # best bit matches re-scored with float vectors
 KNN_THREADS = 2  # the bit-code scan is split across this many threads
 
 
-FTS_WEIGHTS = (1.0, 0.4)  # text, context (title, section, record line)
+KEYWORD_PREFILTER = 1000  # best bm25 matches joined to the privacy filter first
 
 
 def keyword_leg(query: str, pools, filters, latest_only) -> list[int]:
     terms = query_terms(query)
     if not terms:
         return []
-    expression = fts_query(query, prune_common_terms(terms))
+    expression = keyword_query(query, prune_common_terms(terms)).expression()
     where, params = where_sql(pools, filters, latest_only)
+    ids = _keyword_sql(expression, where, params, prefilter=KEYWORD_PREFILTER)
+    if len(ids) < LEG_DEPTH and _matches_more_than(expression, KEYWORD_PREFILTER):
+        # Most of the best matches were outside this person's pools or filters:
+        # score every match (slower, rare).
+        ids = _keyword_sql(expression, where, params, prefilter=None)
+    return ids
+
+
+def _keyword_sql(expression: str, where: str, params: list, *, prefilter: int | None) -> list[int]:
+    """The best LEG_DEPTH matches inside the pools. With `prefilter`, bm25 picks
+    that many best matches first and only those are joined to the privacy and
+    filter tables: joining every match of a common word costs more than
+    scoring it."""
+    weights = ", ".join(str(w) for w in WEIGHTS)
+    if prefilter:
+        source = (
+            f"(SELECT rowid, bm25({FTS_TABLE}, {weights}) AS score FROM {FTS_TABLE} "
+            f"WHERE {FTS_TABLE} MATCH %s ORDER BY score LIMIT {int(prefilter)}) f"
+        )
+        match, order = "", "f.score"
+    else:
+        source = f"{FTS_TABLE} f"
+        match, order = f"{FTS_TABLE} MATCH %s AND ", f"bm25({FTS_TABLE}, {weights})"
     sql = (
-        f"SELECT f.rowid FROM {FTS_TABLE} f "
+        f"SELECT f.rowid FROM {source} "
         "JOIN library_chunk c ON c.id = f.rowid "
         "JOIN library_document d ON d.id = c.document_id "
-        f"WHERE {FTS_TABLE} MATCH %s AND {where} "
-        f"ORDER BY bm25({FTS_TABLE}, {FTS_WEIGHTS[0]}, {FTS_WEIGHTS[1]}) LIMIT {LEG_DEPTH}"
+        f"WHERE {match}{where} ORDER BY {order} LIMIT {LEG_DEPTH}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [expression, *params])
         return [row[0] for row in cursor.fetchall()]
+
+
+def _matches_more_than(expression: str, count: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s "
+            f"LIMIT {int(count) + 1})",
+            [expression],
+        )
+        return cursor.fetchone()[0] > count
 
 
 def vector_leg(vector: np.ndarray, pools, filters, latest_only, state) -> list[int]:

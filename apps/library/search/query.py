@@ -1,6 +1,8 @@
 """What a question and its filters become: the words the keyword leg looks
 for (stopwords out, FTS syntax made inert, very common words left to the
-semantic leg) and the SQL that keeps a leg inside the person's pools and filters."""
+semantic leg, hyphenated words also joined, German-style compounds split and
+matched as prefixes) and the SQL that keeps a leg inside the person's pools
+and filters."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from datetime import date
 
 from django.db import connection
 
-from apps.library.index.tables import FTS_TABLE
+from apps.library.index.fts import FTS_TABLE
 from apps.library.selectors import Pool
 
 FTS_MAX_TERMS = 32
@@ -57,16 +59,97 @@ class Filters:
         )
 
 
+PREFIX_MIN = 6  # words at least this long also match as the head of a compound
+SPLIT_MIN = 8  # words at least this long may be a compound of two indexed words
+PART_MIN = 4  # each part of a split compound
+# German linking elements between the parts of a compound (Fugenelemente):
+# Heizung+s+wartung, Straße+n+bahn, Kind+er+garten.
+_LINKS = ("s", "es", "n", "en", "e", "er", "")
+
+
 def query_terms(text: str) -> list[str]:
     words = [w for w in re.findall(r"\w+", text.lower()) if len(w) > 1 or w.isdigit()]
+    # "to-do", "wi-fi", "e-mail" are also written as one word (todo.md, wifi).
+    joined = [
+        "".join(m.lower().split("-")) for m in re.findall(r"\b\w+(?:-\w+)+\b", text) if len(m) <= 40
+    ]
     content = [w for w in words if w not in _STOPWORDS] or words
-    return list(dict.fromkeys(content))[:FTS_MAX_TERMS]
+    return list(dict.fromkeys(content + joined))[:FTS_MAX_TERMS]
+
+
+@dataclass
+class KeywordQuery:
+    """The keyword leg's expression parts: each word, a compound's head as a
+    prefix, and a compound split into two indexed words (matched together)."""
+
+    terms: list[str]
+    prefixes: list[str] = field(default_factory=list)
+    splits: list[tuple[str, str]] = field(default_factory=list)
+
+    def expression(self) -> str:
+        """An FTS5 expression: words only, each quoted (so `"`, `*`, `NEAR(`,
+        `-` or `:` in a question can never be FTS syntax), joined by OR."""
+        parts = [f'"{w}"' for w in self.terms]
+        parts += [f'"{w}"*' for w in self.prefixes]
+        parts += [f'("{a}" AND "{b}")' for a, b in self.splits]
+        return " OR ".join(parts)
 
 
 def fts_query(text: str, terms: list[str] | None = None) -> str:
-    """The question as an FTS5 expression: words only, each quoted (so `"`, `*`,
-    `NEAR(`, `-` or `:` in a question can never be FTS syntax), joined by OR."""
-    return " OR ".join(f'"{w}"' for w in (query_terms(text) if terms is None else terms))
+    """The question's words as an FTS5 expression (each quoted, joined by OR)."""
+    return KeywordQuery(query_terms(text) if terms is None else terms).expression()
+
+
+def _indexed(cursor, word: str, cache: dict[str, bool]) -> bool:
+    if word not in cache:
+        cursor.execute(
+            f"SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s LIMIT 1", [f'"{word}"']
+        )
+        cache[word] = cursor.fetchone() is not None
+    return cache[word]
+
+
+def compound_split(word: str, cursor, cache: dict[str, bool]) -> tuple[str, str] | None:
+    """Two indexed words this one is made of (with a German linking element
+    between them), the split with the longest shorter part; None if none.
+    `heizungswartung` → (`heizung`, `wartung`) when both occur in the index."""
+    best = None
+    for cut in range(PART_MIN, len(word) - PART_MIN + 1):
+        tail = word[cut:]
+        for link in _LINKS:
+            head = word[:cut]
+            if link:
+                if not head.endswith(link):
+                    continue
+                head = head[: -len(link)]
+            if len(head) < PART_MIN or head in _STOPWORDS or tail in _STOPWORDS:
+                continue
+            if best and min(len(head), len(tail)) <= min(len(best[0]), len(best[1])):
+                continue
+            if _indexed(cursor, head, cache) and _indexed(cursor, tail, cache):
+                best = (head, tail)
+    return best
+
+
+def keyword_query(text: str, terms: list[str]) -> KeywordQuery:
+    """`terms` (already pruned of very common words) as the keyword leg's
+    query: long words also match as a prefix (the head of a compound, and
+    inflections the English stemmer does not know), and a long word the index
+    does not hold that is two indexed words run together also matches those
+    two words."""
+    prefixes = [t for t in terms if len(t) >= PREFIX_MIN and t.isalpha()]
+    splits: list[tuple[str, str]] = []
+    long_words = [t for t in terms if len(t) >= SPLIT_MIN and t.isalpha()]
+    if long_words:
+        cache: dict[str, bool] = {}
+        with connection.cursor() as cursor:
+            for word in long_words:
+                if _indexed(cursor, word, cache):
+                    continue  # the index has it as one word: nothing to split
+                split = compound_split(word, cursor, cache)
+                if split:
+                    splits.append(split)
+    return KeywordQuery(terms=terms, prefixes=prefixes, splits=splits)
 
 
 _chunk_count: tuple[float, int] = (0.0, 0)
@@ -104,7 +187,7 @@ def prune_common_terms(terms: list[str]) -> list[str]:
     return kept or [min(terms, key=lambda t: frequency[t])]
 
 
-def _pool_sql(pools: list[Pool]) -> tuple[str, list]:
+def pool_sql(pools: list[Pool]) -> tuple[str, list]:
     values = ",".join("(%s, %s)" for _ in pools)
     params: list = []
     for pool in pools:
@@ -153,7 +236,7 @@ def _filter_sql(filters: Filters, latest_only: bool) -> tuple[str, list]:
 
 
 def where_sql(pools, filters, latest_only) -> tuple[str, list]:
-    pool_sql, params = _pool_sql(pools)
+    pool_where, params = pool_sql(pools)
     extra, extra_params = _filter_sql(filters, latest_only)
-    where = pool_sql + (f" AND {extra}" if extra else "")
+    where = pool_where + (f" AND {extra}" if extra else "")
     return where, params + extra_params

@@ -5,7 +5,7 @@ not, section, text, which legs matched, privacy)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from apps.library.models import Chunk, DocumentFile
 
@@ -24,7 +24,9 @@ class Result:
     date: str | None
     date_source: str
     family: str
-    is_latest: bool
+    is_latest: bool  # the newest version (and section) the asking person may see
+    superseded_by: str  # when not latest: the newer version's path and date
+    note: str  # e.g. a newer version exists but could not be read
     section: str
     text: str
     legs: list[str]
@@ -44,10 +46,21 @@ class Response:
     mode: str
     results: list[Result]
     elapsed_ms: float = 0.0
+    rerank_ms: float = 0.0  # of elapsed_ms, the reranker's share (0 when none ran)
+
+
+# Document fields a search never reads (JSON parsing them costs on every search).
+_UNUSED = ("warnings", "extra", "edited", "error", "original", "doi", "url", "authors")
 
 
 def load_chunks(chunk_ids: list[int]) -> dict[int, Chunk]:
-    chunks = Chunk.objects.filter(id__in=chunk_ids).select_related("document__source")
+    chunks = (
+        Chunk.objects.filter(id__in=chunk_ids)
+        .select_related("document__source")
+        .defer(*(f"document__{name}" for name in _UNUSED))
+        .defer("document__source__private_dirs", "document__source__unversioned_dirs")
+        .defer("document__source__skip_dirs")
+    )
     return {c.id: c for c in chunks}
 
 
@@ -60,13 +73,15 @@ def duplicate_paths(document_ids: set[int]) -> dict[int, list[str]]:
     return paths
 
 
-def to_result(chunk: Chunk, rank: int, score: float, legs: list[str], files) -> Result:
+def to_result(candidate, rank: int, files) -> Result:
+    """A Result from a ranked candidate (apps.library.search.versions.Candidate)."""
+    chunk = candidate.chunk
     document = chunk.document
     source = document.source
     shown = chunk.section_date or document.shown_date
     return Result(
         rank=rank,
-        score=round(score, 6),
+        score=round(candidate.score, 6),
         chunk_id=chunk.id,
         document_id=document.id,
         title=document.title,
@@ -77,13 +92,34 @@ def to_result(chunk: Chunk, rank: int, score: float, legs: list[str], files) -> 
         date=shown.isoformat() if shown else None,
         date_source="section" if chunk.section_date else document.date_source,
         family=document.family,
-        is_latest=chunk.is_latest,
+        is_latest=candidate.current,
+        superseded_by="" if candidate.current else candidate.superseded_by,
+        note=candidate.note,
         section=chunk.section,
         text=chunk.text,
-        legs=legs,
+        legs=candidate.legs,
         page=chunk.page,
         annotation=chunk.annotation,
         sharing=source.sharing,
         cloud="local-only" if chunk.owner_only else source.cloud,
         private=chunk.owner_only,
     )
+
+
+@dataclass
+class _Unranked:
+    """A passage read directly (a document's page, a project's evidence), in
+    the shape `to_result` reads from a ranked candidate."""
+
+    chunk: Chunk
+    score: float = 0.0
+    legs: list[str] = field(default_factory=list)
+    current: bool = True
+    superseded_by: str = ""
+    note: str = ""
+
+
+def chunk_result(chunk: Chunk) -> Result:
+    """A Result for one passage that no search ranked (`chunk.document.source`
+    loaded). Latest is the chunk's stored flag."""
+    return to_result(_Unranked(chunk, current=chunk.is_latest), 0, {})

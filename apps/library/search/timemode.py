@@ -2,7 +2,8 @@
 
 - `history`: the question asks how something changed, so every version of the
   matched documents is wanted, in date order ("how did X change", "over time",
-  "went from … to …", "used to", "before", "timeline", "evolve").
+  "went from … to …", "used to", "before", "first" or "back in" in a
+  question about the past, "timeline", "evolve").
 - `present`: the question asks about now, so only latest versions are searched
   ("current", "currently", "now", "still", "latest", "at the moment", "these days",
   "today", "anymore", "as of").
@@ -33,7 +34,14 @@ _HISTORY_RULES = [
     r"\bfrom (v\d+|version \d+|\w+ \d{4}|january|february|march|april|may|june|july|august"
     r"|september|october|november|december)\b.+\bto\b",
     r"\bused to\b|\bno longer\b|\boriginally\b|\bat first\b|\bback then\b",
-    r"\b(previous|previously|earlier|formerly|before)\b",
+    r"\b(previous|previously|earlier|formerly)\b",
+    # "before" looks back only in a question about the past ("what did we pay
+    # before we switched"); "what needs doing before March" is about now.
+    r"\bbefore\b(?=.*\b(did|was|were|had|used)\b)|\b(did|was|were|had|used)\b.*\bbefore\b"
+    r"|\b\w{3,}ed\b.*\bbefore\b|\bbefore\b.*\b\w{3,}ed\b",
+    # The first or an old state, asked in the past tense: "what did the first
+    # plan say", "when Mum first moved in", "what did I have back in Year 12".
+    r"\b(did|was|were|had)\b.*\b(first|back in|originally|in the beginning)\b",
     r"\b(all|every|each) versions?\b|\bversions? of\b",
     r"\bwhen did\b.+\b(start|stop|become|switch|begin|end|go|turn)\b",
 ]

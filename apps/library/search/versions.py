@@ -1,16 +1,36 @@
-"""Versions in the ranking: which passages fill the slots (at most two per
-document; in lookup mode one per version family, the latest's copy when it
-holds the same passage), and history mode's expansion to every version of the
-matched families, in date order."""
+"""Versions in the ranking.
+
+Which version is current depends on who asks: the newest version of a
+family that *this person* may see (a note moved into its owner's private
+folder leaves the household with the old copy, which is then current for
+them, and nothing tells them a newer one exists). `family_view()` works that
+out for the families among the candidates.
+
+- **present / lookup**: family expansion. When an older version of a family
+  scores, the newest version this person may see joins the candidates (its
+  best passage for the question) with at least that score, and is ranked
+  above every older version of its family. In present mode older versions
+  then sink below every current passage; with `latest_only` they are dropped.
+  A log's older dated sections count as older versions here too (but pull
+  nothing in: the newest section is the same document).
+- **history**: every version of the matched families, in date order (the
+  best passage of each version the ranking missed is pulled in).
+
+Slots: at most two passages per document; in present/lookup mode a family
+with versions shows one passage of its current version and at most one older
+passage, and only an older one that matched the question clearly better than
+the current version (`DISTINCT_MARGIN`): versions are
+near-duplicates, and five slots should show five documents.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import date
 
 import numpy as np
 from django.db import connection
-from django.db.models import Count
 
 from apps.library.index.tables import emb_table, from_blob
 from apps.library.models import Chunk, Document
@@ -18,82 +38,314 @@ from apps.library.search import timemode
 from apps.library.search.results import load_chunks
 
 MAX_PER_DOCUMENT = 2
-
-
+MAX_PER_FAMILY = 2  # present and lookup modes
+CANDIDATES = 40  # fused passages considered (at least limit * 4)
 HISTORY_EXTRA = 2  # history mode may return up to limit * this many passages
+STEP = 1e-6  # how far above an older version its current version is placed
+# An older version keeps a slot of its own (below its current version) only
+# when its passage is closer to the question than anything in the current
+# version by this much (cosine): then it says something the current one does
+# not ("a staff role at Initech" that only the June plan has). Otherwise the
+# two are near-duplicates and one slot, the current version's, shows the family.
+DISTINCT_MARGIN = 0.05
 
 
-def select_passages(fused, limit: int, mode: str) -> list[tuple[Chunk, float, list[str]]]:
-    """Top `limit` passages, spread over documents: at most MAX_PER_DOCUMENT from
-    one document, and in lookup mode one passage per version family (versions
-    are near-duplicates; five slots should show five documents, and history
-    mode is where versions are wanted side by side). When the latest version
-    carries the very same passage as the best-ranked older one, the latest's
-    copy represents the family."""
-    chunks = load_chunks([cid for cid, _, _ in fused[: max(limit * 10, 60)]])
-    candidates = [(chunks[cid], score, legs) for cid, score, legs in fused if cid in chunks]
-    versioned = _families_with_versions(candidates) if mode == timemode.LOOKUP else set()
-    per_document: dict[int, int] = defaultdict(int)
-    family_taken: set[tuple[int, str]] = set()
-    chosen = []
-    for position, (chunk, score, legs) in enumerate(candidates):
-        document = chunk.document
-        family = (document.source_id, document.family)
-        if family in versioned:
-            if family in family_taken:
-                continue
-            family_taken.add(family)
-            chunk, score, legs = _prefer_latest(candidates[position:], family, (chunk, score, legs))
-        if per_document[chunk.document_id] >= MAX_PER_DOCUMENT:
+@dataclass
+class Candidate:
+    chunk: Chunk
+    score: float
+    legs: list[str]
+    current: bool = True  # the newest version (and section) this person may see
+    superseded_by: str = ""
+    note: str = ""
+    # An older version clearly closer to the question than its current
+    # version (set by expand_families; see DISTINCT_MARGIN).
+    distinct: bool = True
+    versioned: bool = False  # its family has several versions this person may see
+
+    @property
+    def document(self) -> Document:
+        return self.chunk.document
+
+
+@dataclass
+class FamilyFacts:
+    """One family as one person sees it."""
+
+    current_id: int  # the newest readable version they may see
+    current_path: str
+    current_date: date | None
+    versions: int  # readable versions they may see
+    failed_newer: list[tuple[str, str]] = field(default_factory=list)  # (path, error)
+
+
+def family_key(document: Document) -> tuple[int, str] | None:
+    if not document.family or document.family.startswith("file:"):
+        return None
+    return (document.source_id, document.family)
+
+
+def family_view(documents, pools) -> dict[tuple[int, str], FamilyFacts]:
+    """For the families of `documents`: which member is current for the
+    person whose `pools` these are, and which newer members failed to parse."""
+    keys = {key for d in documents if (key := family_key(d))}
+    if not keys:
+        return {}
+    allowed = {(p.source_id, p.private) for p in pools}
+    members = Document.objects.filter(
+        source_id__in={s for s, _ in keys},
+        family__in={f for _, f in keys},
+        status__in=[Document.Status.READY, Document.Status.FAILED],
+    ).only(
+        "id",
+        "source_id",
+        "family",
+        "family_position",
+        "status",
+        "in_private_dir",
+        "path",
+        "error",
+        "effective_date",
+        "date_source",
+    )
+    by_family: dict[tuple[int, str], list[Document]] = defaultdict(list)
+    for member in members:
+        key = (member.source_id, member.family)
+        if key in keys and (member.source_id, member.in_private_dir) in allowed:
+            by_family[key].append(member)
+    facts = {}
+    for key, group in by_family.items():
+        readable = [m for m in group if m.status == Document.Status.READY]
+        if not readable:
             continue
-        per_document[chunk.document_id] += 1
-        chosen.append((chunk, score, legs))
-        if len(chosen) == limit:
-            break
-    return chosen
-
-
-def _families_with_versions(candidates) -> set[tuple[int, str]]:
-    families = {(c.document.source_id, c.document.family) for c, _, _ in candidates}
-    families = {f for f in families if f[1] and not f[1].startswith("file:")}
-    if not families:
-        return set()
-    counts = (
-        Document.objects.filter(
-            source_id__in={s for s, _ in families}, family__in={f for _, f in families}
+        current = max(readable, key=lambda m: (m.family_position, m.pk))
+        failed = sorted(
+            (m for m in group if m.status == Document.Status.FAILED),
+            key=lambda m: m.family_position,
         )
-        .values_list("source_id", "family")
-        .annotate(n=Count("id"))
+        facts[key] = FamilyFacts(
+            current_id=current.pk,
+            current_path=current.path,
+            current_date=current.shown_date,
+            versions=len(readable),
+            failed_newer=[
+                (m.path, m.error) for m in failed if m.family_position > current.family_position
+            ],
+        )
+    return facts
+
+
+def _newest_sections(document_ids: set[int]) -> dict[int, date]:
+    """The newest section date of documents that are logs (dated sections)."""
+    if not document_ids:
+        return {}
+    rows = (
+        Chunk.objects.filter(document_id__in=document_ids, section_date__isnull=False)
+        .values_list("document_id", "section_date")
         .order_by()
     )
-    return {(source_id, family) for source_id, family, n in counts if n > 1}
+    newest: dict[int, date] = {}
+    for document_id, when in rows:
+        if document_id not in newest or when > newest[document_id]:
+            newest[document_id] = when
+    return newest
+
+
+def mark_current(candidates: list[Candidate], facts) -> None:
+    """Set `current`, `superseded_by` and `note` on each candidate for this person."""
+    # Documents that are current for this person although not the family's
+    # latest (its latest is hidden from them): their sections decide alone.
+    stand_ins = {
+        c.chunk.document_id
+        for c in candidates
+        if not c.document.is_latest
+        and (key := family_key(c.document)) in facts
+        and facts[key].current_id == c.chunk.document_id
+    }
+    newest = _newest_sections(stand_ins)
+    for c in candidates:
+        document = c.document
+        key = family_key(document)
+        fact = facts.get(key) if key else None
+        c.versioned = bool(fact and fact.versions > 1)
+        document_current = fact.current_id == document.pk if fact else True
+        if not document_current and fact:
+            when = fact.current_date.isoformat() if fact.current_date else "undated"
+            c.current = False
+            c.superseded_by = f"{fact.current_path} ({when})"
+            continue
+        if document.pk in stand_ins:
+            section = c.chunk.section_date
+            c.current = section is None or section == newest.get(document.pk)
+        else:
+            c.current = c.chunk.is_latest
+        if not c.current:
+            c.superseded_by = "a newer dated section of this note"
+        if fact and fact.failed_newer:
+            path, error = fact.failed_newer[-1]
+            c.note = (
+                f"A newer version, {path}, could not be read ({error or 'parse failed'}); "
+                "this is the newest version that could."
+            )
+
+
+def load_candidates(fused, limit: int) -> list[Candidate]:
+    wanted = fused[: max(limit * 4, CANDIDATES)]
+    chunks = load_chunks([cid for cid, _, _ in wanted])
+    return [
+        Candidate(chunks[cid], score, list(legs)) for cid, score, legs in wanted if cid in chunks
+    ]
+
+
+def expand_families(
+    candidates: list[Candidate], facts, vector, pools, generation: int
+) -> list[Candidate]:
+    """Every family with an older version among the candidates gets its
+    current version in, above the best-scoring older version. Marks each older
+    passage `distinct` when it is clearly closer to the question than anything
+    in its current version (DISTINCT_MARGIN). Only passages in `pools` are
+    pulled in: a section its note marks private stays out for anyone else."""
+    by_document: dict[int, list[Candidate]] = defaultdict(list)
+    for c in candidates:
+        by_document[c.chunk.document_id].append(c)
+    older = [
+        c
+        for c in candidates
+        if (key := family_key(c.document)) in facts and facts[key].current_id != c.chunk.document_id
+    ]
+    if not older:
+        return candidates
+    older_best: dict[tuple[int, str], float] = {}
+    for c in older:
+        key = family_key(c.document)
+        older_best[key] = max(older_best.get(key, float("-inf")), c.score)
+    best_current = _best_current_chunks(
+        {facts[k].current_id for k in older_best}, vector, pools, generation
+    )
+    older_vectors = _vectors([c.chunk.id for c in older], generation)
+    for c in older:
+        closest = best_current.get(facts[family_key(c.document)].current_id)
+        if closest is not None and c.chunk.id in older_vectors:
+            c.distinct = float(older_vectors[c.chunk.id] @ vector) >= closest[1] + DISTINCT_MARGIN
+    missing: dict[int, float] = {}
+    for key, score in older_best.items():
+        current_id = facts[key].current_id
+        present = [c for c in by_document.get(current_id, []) if c.current]
+        if present:
+            best = max(present, key=lambda c: c.score)
+            if best.score <= score:
+                best.score = score + STEP
+                if "version" not in best.legs:
+                    best.legs.append("version")
+        elif current_id in best_current:
+            missing[current_id] = score
+    if missing:
+        loaded = load_chunks([best_current[d][0] for d in missing])
+        pulled = [
+            Candidate(loaded[best_current[d][0]], score + STEP, ["version"])
+            for d, score in missing.items()
+            if best_current[d][0] in loaded
+        ]
+        mark_current(pulled, facts)
+        candidates += pulled
+    candidates.sort(key=lambda c: -c.score)
+    return candidates
+
+
+def _best_current_chunks(
+    document_ids: set[int], vector, pools, generation
+) -> dict[int, tuple[int, float]]:
+    """For each document, its current passage closest to the question: (chunk
+    id, cosine), among the passages in `pools` (a private section's passage
+    counts as private, as in the index's slices)."""
+    allowed = {(p.source_id, p.private) for p in pools}
+    chunks = Chunk.objects.filter(document_id__in=list(document_ids)).values_list(
+        "id", "document_id", "section_date", "document__source_id", "document__in_private_dir",
+        "private",
+    )  # fmt: skip
+    by_document: dict[int, list[tuple[int, date | None]]] = defaultdict(list)
+    for chunk_id, document_id, section, source_id, in_private_dir, private in chunks:
+        if (source_id, bool(in_private_dir or private)) in allowed:
+            by_document[document_id].append((chunk_id, section))
+    current: dict[int, list[int]] = {}
+    for document_id, rows in by_document.items():
+        dates = [s for _, s in rows if s]
+        newest = max(dates) if dates else None
+        current[document_id] = [cid for cid, s in rows if s is None or s == newest]
+    vectors = _vectors([cid for ids in current.values() for cid in ids], generation)
+    best: dict[int, tuple[int, float]] = {}
+    for document_id, ids in current.items():
+        for chunk_id in ids:
+            if chunk_id not in vectors:
+                continue
+            score = float(vectors[chunk_id] @ vector)
+            if document_id not in best or score > best[document_id][1]:
+                best[document_id] = (chunk_id, score)
+    return best
+
+
+def _vectors(chunk_ids: list[int], generation: int) -> dict[int, np.ndarray]:
+    found = {}
+    with connection.cursor() as cursor:
+        for start in range(0, len(chunk_ids), 500):
+            batch = chunk_ids[start : start + 500]
+            marks = ",".join("%s" for _ in batch)
+            cursor.execute(
+                f"SELECT chunk_id, vector FROM {emb_table(generation)} WHERE chunk_id IN ({marks})",
+                batch,
+            )
+            found.update({cid: from_blob(blob) for cid, blob in cursor.fetchall()})
+    return found
+
+
+def order_for_mode(candidates: list[Candidate], mode: str, latest_only: bool) -> list[Candidate]:
+    if latest_only:
+        return [c for c in candidates if c.current]
+    if mode == timemode.PRESENT:
+        # Older versions rank below every current passage (stable otherwise).
+        return [c for c in candidates if c.current] + [c for c in candidates if not c.current]
+    return candidates
 
 
 def _same_passage(first: str, second: str) -> bool:
     return " ".join(first.split()) == " ".join(second.split())
 
 
-def _prefer_latest(rest, family, best):
-    if best[0].document.is_latest:
-        return best
-    for chunk, score, legs in rest:
-        document = chunk.document
-        if (document.source_id, document.family) != family or not document.is_latest:
+def select_passages(candidates: list[Candidate], limit: int, mode: str) -> list[Candidate]:
+    """Top `limit` passages, spread over documents and families."""
+    per_document: dict[int, int] = defaultdict(int)
+    per_family: dict[tuple[int, str], list[Candidate]] = defaultdict(list)
+    capped = mode != timemode.HISTORY
+    chosen = []
+    for c in candidates:
+        if per_document[c.chunk.document_id] >= MAX_PER_DOCUMENT:
             continue
-        if _same_passage(chunk.text, best[0].text):
-            return chunk, score, legs
-    return best
+        if capped and not c.current and not c.distinct:
+            continue
+        key = family_key(c.document)
+        if capped and key and c.versioned:
+            taken = per_family[key]
+            if len(taken) >= MAX_PER_FAMILY:
+                continue
+            # Versions are near-duplicates: one passage of the current version,
+            # and an older one only when it says something the current does not.
+            if c.current and any(t.current for t in taken):
+                continue
+            if not c.current and any(_same_passage(t.chunk.text, c.chunk.text) for t in taken):
+                continue
+            taken.append(c)
+        per_document[c.chunk.document_id] += 1
+        chosen.append(c)
+        if len(chosen) == limit:
+            break
+    return chosen
 
 
-def expand_history(chosen, vector, pools, generation, limit) -> list:
+def expand_history(chosen: list[Candidate], facts, vector, pools, generation, limit) -> list:
     """Pull in the best passage of every version of the matched families that the
     ranking missed, so a question about change sees each version once."""
-    have = {chunk.document_id for chunk, _, _ in chosen}
-    families = {
-        (chunk.document.source_id, chunk.document.family)
-        for chunk, _, _ in chosen
-        if chunk.document.family
-    }
+    have = {c.chunk.document_id for c in chosen}
+    families = {key for c in chosen if (key := family_key(c.document))}
     allowed = {(p.source_id, p.private) for p in pools}
     extra = []
     for source_id, family in families:
@@ -113,25 +365,21 @@ def expand_history(chosen, vector, pools, generation, limit) -> list:
                 extra.append(best)
     room = max(0, limit * HISTORY_EXTRA - len(chosen))
     loaded = load_chunks(extra[:room])
-    expanded = chosen + [(loaded[cid], 0.0, ["version"]) for cid in extra[:room] if cid in loaded]
+    added = [Candidate(loaded[cid], 0.0, ["version"]) for cid in extra[:room] if cid in loaded]
+    expanded = chosen + added
+    mark_current(added, facts | family_view([c.document for c in added], pools))
 
-    def when(item):
-        chunk = item[0]
-        shown = chunk.section_date or chunk.document.shown_date
-        return (shown is None, shown or date.max, chunk.document.path, chunk.ordinal)
+    def when(c: Candidate):
+        shown = c.chunk.section_date or c.document.shown_date
+        return (shown is None, shown or date.max, c.document.path, c.chunk.ordinal)
 
     return sorted(expanded, key=when)
 
 
 def _best_by_vector(chunk_ids: list[int], vector, generation) -> int | None:
-    marks = ",".join("%s" for _ in chunk_ids)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT chunk_id, vector FROM {emb_table(generation)} WHERE chunk_id IN ({marks})",
-            chunk_ids,
-        )
-        rows = cursor.fetchall()
-    if not rows:
+    vectors = _vectors(chunk_ids, generation)
+    if not vectors:
         return None
-    scores = [float(from_blob(blob) @ vector) for _, blob in rows]
-    return rows[int(np.argmax(scores))][0]
+    ids = list(vectors)
+    scores = [float(vectors[cid] @ vector) for cid in ids]
+    return ids[int(np.argmax(scores))]

@@ -10,6 +10,7 @@ have) stores nothing.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
+from apps.core.datapaths import is_jarvis_data, vaults_root
 from apps.core.errors import JarvisError, Refused
 from apps.core.fetch import FetchError, fetch
 from apps.library.index import tables
@@ -30,7 +32,8 @@ from apps.library.models import Document, Source
 from apps.library.selectors import visible_to
 from apps.library.services.documents import document_ingest
 
-KIND_BY_SNIFF = {"pdf": "pdf", "epub": "epub", "html": "web", "markdown": "note", "text": "text"}
+# What `sniff` says a file is → the document kind it becomes (the other kinds keep their name).
+KIND_BY_SNIFF = {"html": "web", "markdown": "note"}
 PAPERS_NAME = "Papers"
 UPLOADS_NAME = "Uploads"
 PDF_MAX_BYTES = 100 * 1024 * 1024
@@ -87,7 +90,8 @@ def upload_add(*, owner, name: str, data: bytes) -> Added:
     if len(data) > limit:
         return Added(error=f"larger than the {settings.UPLOAD_MAX_MB} MB limit", name=name)
     try:
-        kind = KIND_BY_SNIFF[sniff(data, name)]
+        sniffed = sniff(data, name)
+        kind = KIND_BY_SNIFF.get(sniffed, sniffed)
     except UnsupportedFile as exc:
         return Added(error=str(exc), name=name)
     source = uploads_source(owner)
@@ -222,12 +226,39 @@ def paper_ingest_options(meta: arxiv.PaperMeta) -> dict:
     return options
 
 
+def local_file_check(path: Path) -> Path:
+    """The file `kb add PATH` may read, resolved: one under the vaults root
+    (symlinks followed first, so a link cannot lead out), and never one of
+    Jarvis's own (its keys, database, uploads, drafts), whoever asks. Whoever
+    runs the command can read those files; the people who then search the
+    collection it lands in, or the cloud model it is allowed to reach, must not."""
+    resolved = Path(path).expanduser().resolve()
+    if is_jarvis_data(resolved):
+        raise Refused(
+            f"{path} is part of Jarvis's own data ({settings.DATA_DIR}); "
+            "its files are never added to a library"
+        )
+    root = vaults_root()
+    if not resolved.is_relative_to(root):
+        raise Refused(
+            f"{path} is outside the vaults root {root} (JARVIS_VAULTS_ROOT); "
+            "kb add reads local files only from there"
+        )
+    if not resolved.is_file():
+        raise Refused(f"{path} is not a file")
+    return resolved
+
+
 def file_add(*, owner, path: Path, embedder: Embedder | None = None) -> Document:
     """Add one local file to the owner's uploads and index it now (`kb add PATH`).
     The same checks as a browser upload; the original is only read."""
     path = Path(path)
+    resolved = local_file_check(path)
     try:
-        data = path.read_bytes()
+        # O_NOFOLLOW: the checked path's last step cannot have become a link since.
+        fd = os.open(resolved, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read()
     except OSError as exc:
         raise Refused(f"{path}: cannot read ({exc.strerror})") from None
     tables.require_matching_model()

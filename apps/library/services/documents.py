@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.core.errors import Refused
-from apps.library.index import tables
+from apps.library.index import fts, tables
 from apps.library.index.embeddings import Embedder, get_embedder
 from apps.library.ingest.parsing.types import UnreadableDocument
 from apps.library.ingest.pipeline import (
@@ -22,6 +22,8 @@ from apps.library.ingest.pipeline import (
 )
 from apps.library.ingest.storage import original_path, read_original
 from apps.library.ingest.sync import refresh_families, source_sync
+from apps.library.ingest.vision import images_describe, parse_options_for, vision_plan
+from apps.library.ingest.walk import under
 from apps.library.models import Document, Source, SourceExclusion
 
 logger = logging.getLogger(__name__)
@@ -32,7 +34,13 @@ EDITABLE_FIELDS = ("title", "authors", "doi")
 
 def set_status(document: Document, status: str, error: str = "") -> None:
     document.status, document.error = status, error
-    Document.objects.filter(pk=document.pk).update(status=status, error=error)
+    Document.objects.filter(pk=document.pk).update(status=status, error=error, progress="")
+
+
+def set_progress(document: Document, progress: str) -> None:
+    """What the worker is doing, shown beside "parsing" (one autocommitted update)."""
+    document.progress = progress[:200]
+    Document.objects.filter(pk=document.pk).update(progress=document.progress)
 
 
 def document_ingest(
@@ -54,10 +62,17 @@ def document_ingest(
     moment with no copy or with two."""
     source = document.source
     set_status(document, Document.Status.PARSING)
+    plan = vision_plan(source, in_private_dir=under(document.path, source.private_dirs))
     try:
         data = read_original(document)
         mtime_ns = original_path(document).stat().st_mtime_ns
-        parsed = parse_bytes(data, kind=document.kind, filename=document.path, url=document.url)
+        parsed = parse_bytes(
+            data,
+            kind=document.kind,
+            filename=document.path,
+            url=document.url,
+            options=parse_options_for(source, plan),
+        )
     except (UnreadableDocument, Refused) as exc:
         mark_failed(document, source=source, path=document.path, reason=str(exc))
         return document
@@ -71,6 +86,18 @@ def document_ingest(
     parsed.title = title or parsed.title
     parsed.authors = authors or parsed.authors
     parsed.doi = doi or parsed.doi
+    # Network work (a vision model), after the parse and before any transaction.
+    try:
+        images_describe(
+            parsed,
+            source=source,
+            plan=plan,
+            title=parsed.title,
+            progress=lambda message: set_progress(document, message),
+        )
+    except Exception as exc:  # recorded on the document; the job run records the traceback
+        set_status(document, Document.Status.FAILED, f"describing images failed: {exc}")
+        raise
     prepared = prepare(parsed, parsed.title)
     try:
         if full:
@@ -127,7 +154,9 @@ def document_metadata_update(
         setattr(document, field, value)
     document.edited = sorted(edited)
     # Last write wins: two tabs saving in turn both succeed, the later one shows.
-    document.save(update_fields=[*values, "edited", "updated_at"])
+    with transaction.atomic():
+        document.save(update_fields=[*values, "edited", "updated_at"])
+        fts.refresh_document(document)  # the title is a keyword column
     return document
 
 

@@ -13,10 +13,13 @@ from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from apps.accounts.permissions import MANAGE_FOLDER_SOURCES
+from apps.core.datapaths import holds_jarvis_data
 from apps.core.errors import AlreadyExists, Refused
+from apps.instance.models import validate_ocr_languages
 from apps.library.index import tables
 from apps.library.ingest.sync import check_folder, refresh_families
 from apps.library.ingest.walk import under
@@ -45,6 +48,10 @@ def resolve_vault_path(path: str) -> Path:
     resolved = candidate.resolve()
     if not resolved.is_relative_to(root):
         raise Refused(f"{path} is outside the vaults root {root} (JARVIS_VAULTS_ROOT)")
+    if holds_jarvis_data(resolved):
+        raise Refused(
+            f"{path} holds Jarvis's own data ({settings.DATA_DIR}); register a folder that does not"
+        )
     check_folder(resolved)
     return resolved
 
@@ -114,12 +121,22 @@ def source_update(
     private_dirs: list[str] | None = None,
     unversioned_dirs: list[str] | None = None,
     project_dirs: list[str] | None = None,
+    ocr_languages: str | None = None,
+    describe_images: str | None = None,
 ) -> str:
-    """Apply the owner's settings; returns a sentence about what else changed."""
+    """Apply the owner's settings; returns a sentence about what else changed.
+    OCR languages and image descriptions apply to files read from then on."""
     if sharing not in Source.Sharing.values:
         raise Refused("unknown sharing choice")
     if cloud not in Source.Cloud.values:
         raise Refused("unknown cloud policy")
+    if describe_images is not None and describe_images not in Source.Describe.values:
+        raise Refused("unknown choice for describing figures and photos")
+    if ocr_languages is not None:
+        try:
+            validate_ocr_languages(ocr_languages)
+        except ValidationError as exc:
+            raise Refused(" ".join(exc.messages)) from None
     groups = list(groups or [])
     if sharing == Source.Sharing.GROUPS and not groups:
         raise Refused("choose at least one group to share with")
@@ -127,7 +144,14 @@ def source_update(
     with transaction.atomic():
         source.sharing = sharing
         source.cloud = cloud
-        source.save(update_fields=["sharing", "cloud"])
+        fields = ["sharing", "cloud"]
+        if ocr_languages is not None:
+            source.ocr_languages = ocr_languages
+            fields.append("ocr_languages")
+        if describe_images is not None:
+            source.describe_images = describe_images
+            fields.append("describe_images")
+        source.save(update_fields=fields)
         source.shared_groups.set(groups if sharing == Source.Sharing.GROUPS else [])
         if source.is_folder and private_dirs is not None:
             private = clean_dirs(private_dirs, "private dir")

@@ -54,6 +54,7 @@ def index(request: HttpRequest) -> HttpResponse:
             response = search(
                 request.user, query, mode=request.GET.get("mode", "auto"),
                 limit=SEARCH_LIMIT, filters=_search_filters(filters),
+                latest_only=filters.latest,
             )  # fmt: skip
             context.update(results=response.results, mode=response.mode, terms=query_terms(query))
         except (JarvisError, EmbeddingUnavailable, ValueError) as exc:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import mimetypes
 from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 import pymupdf
 from django.contrib import messages
@@ -13,8 +16,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.core.errors import Refused
+from apps.library.ingest.parsing.images import open_image, upright_frames
+from apps.library.ingest.parsing.types import UnreadableDocument
 from apps.library.ingest.storage import original_path
-from apps.library.models import Document
+from apps.library.models import Chunk, Document
 from apps.library.selectors import (
     chunks_visible_to,
     family_of,
@@ -31,6 +36,8 @@ from apps.library.tasks import enqueue_ingest
 
 PREVIEW_PAGES = 12
 PREVIEW_ZOOM = 1.3
+IMAGE_PREVIEW_SIDE = 1400  # an uploaded photo shown on its page, as PNG
+FIGURE_KINDS = ("figure", "photo")
 
 
 def _is_owner(request: HttpRequest, document: Document) -> bool:
@@ -44,14 +51,23 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     chunks = list(chunks_visible_to(request.user, document))
     annotations: dict[int, list] = defaultdict(list)
     for chunk in chunks:
-        if chunk.annotation:
+        if chunk.annotation and chunk.annotation not in FIGURE_KINDS:
             annotations[chunk.page or 0].append(chunk)
+    body = [c for c in chunks if not c.annotation]
     versions = family_of(request.user, document)
+    timeline = _timeline(document.source.name, versions)
     context = {
         "document": document,
-        "body": [c for c in chunks if not c.annotation],
+        # Latest for this person: the newest version they may see (a newer one
+        # in its owner's private folder does not exist for them).
+        "is_current": document.status != Document.Status.READY
+        or not versions
+        or versions[-1].pk == document.pk,
+        "body": body,
+        "pages": _pages_with_ocr(document, body),
+        "figures": [c for c in chunks if c.annotation in FIGURE_KINDS],
         "annotations": sorted(annotations.items()),
-        "versions": _timeline(versions),
+        "versions": timeline,
         "paths": sorted(document.files.values_list("path", flat=True)),
         "tags": sorted(document.tag_rows.values_list("tag", flat=True)),
         "is_owner": _is_owner(request, document),
@@ -62,18 +78,62 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, context)
 
 
-def _timeline(versions: list[Document]) -> list[dict]:
-    """Each version with the one that superseded it (the next newer one)."""
+def _timeline(source_name: str, versions: list[Document]) -> list[dict]:
+    """Each version (of those the person may see) with the one that superseded it,
+    and where it moved from when it sits in another folder than the one before."""
     rows = []
     for position, version in enumerate(versions):
         newer = versions[position + 1] if position + 1 < len(versions) else None
-        rows.append({"document": version, "superseded_by": None if version.is_latest else newer})
+        older = versions[position - 1] if position else None
+        moved = None
+        if older is not None and _folder(older.path) != _folder(version.path):
+            moved = {
+                "from": f"{source_name}/{_folder(older.path)}",
+                "to": f"{source_name}/{_folder(version.path)}",
+            }
+        rows.append(
+            {"document": version, "superseded_by": newer, "current": newer is None, "moved": moved}
+        )
     return rows
+
+
+@dataclass
+class _Page:
+    number: int
+    ocr: bool  # its text was recognised by OCR (its image is shown beside it)
+    empty: bool  # OCR found nothing on it
+    chunks: list[Chunk] = field(default_factory=list)
+
+
+def _pages_with_ocr(document: Document, body: list[Chunk]) -> list[_Page]:
+    """For a document with recognised pages: every page in order, each with its
+    text, and for recognised ones a flag to show the page image beside it.
+    Empty for documents without OCR (their text is shown as one column)."""
+    ocr = document.ocr or {}
+    recognised = set(ocr.get("pages") or [])
+    if not recognised:
+        return []
+    empty = set(ocr.get("empty") or [])
+    pages: dict[int, _Page] = {}
+    for chunk in body:
+        number = chunk.page or 1
+        page = pages.setdefault(number, _Page(number, number in recognised, number in empty))
+        page.chunks.append(chunk)
+    for number in recognised:
+        pages.setdefault(number, _Page(number, True, number in empty))
+    return [pages[n] for n in sorted(pages)]
+
+
+def _folder(path: str) -> str:
+    parent = str(PurePosixPath(path).parent)
+    return "" if parent == "." else f"{parent}/"
 
 
 def _preview_pages(document: Document) -> list[int]:
     if document.kind not in ("pdf", "paper") or document.status != Document.Status.READY:
         return []
+    if (document.ocr or {}).get("pages"):
+        return []  # recognised pages are shown beside their text instead
     pages = document.chunks.exclude(page=None).values_list("page", flat=True)
     last = max(pages, default=0)
     return list(range(1, min(last, PREVIEW_PAGES) + 1))
@@ -97,24 +157,55 @@ def original(request: HttpRequest, pk: int) -> HttpResponse:
     return FileResponse(handle, as_attachment=True, filename=name, content_type=content_type)
 
 
+def _may_show_page(document: Document, number: int) -> bool:
+    recognised = number in ((document.ocr or {}).get("pages") or [])
+    if document.kind in ("pdf", "paper"):
+        return 1 <= number <= PREVIEW_PAGES or recognised
+    return document.kind == "image" and (number == 1 or recognised)
+
+
 @login_required
 @require_GET
 def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse:
-    """A PDF page as a PNG: a preview with no PDF viewer and no script."""
+    """A PDF page, or an uploaded image turned upright, as a PNG: a preview with
+    no PDF viewer and no script."""
     document = get_document_for(request.user, pk)
-    if document.kind not in ("pdf", "paper") or not 1 <= number <= PREVIEW_PAGES:
+    if not _may_show_page(document, number):
         raise Http404
+    if not _is_owner(request, document) and has_private_sections(document):
+        raise Http404  # a page image shows the private section's text too
     try:
-        with pymupdf.open(original_path(document)) as pdf:
-            if number > pdf.page_count:
-                raise Http404
-            pixmap = pdf[number - 1].get_pixmap(matrix=pymupdf.Matrix(PREVIEW_ZOOM, PREVIEW_ZOOM))
-            png = pixmap.tobytes("png")
-    except (Refused, OSError, RuntimeError):
+        if document.kind == "image":
+            png = _image_png(original_path(document).read_bytes(), number)
+        else:
+            png = _pdf_page_png(document, number)
+    except (Refused, OSError, RuntimeError, UnreadableDocument):
         raise Http404("the original file is not available") from None
     response = HttpResponse(png, content_type="image/png")
     response["Cache-Control"] = "private, max-age=3600"
     return response
+
+
+def _pdf_page_png(document: Document, number: int) -> bytes:
+    with pymupdf.open(original_path(document)) as pdf:
+        if number > pdf.page_count:
+            raise Http404
+        pixmap = pdf[number - 1].get_pixmap(matrix=pymupdf.Matrix(PREVIEW_ZOOM, PREVIEW_ZOOM))
+        return pixmap.tobytes("png")
+
+
+def _image_png(data: bytes, number: int) -> bytes:
+    # Same size checks as the parser: a file that was refused there is refused here.
+    frames = upright_frames(open_image(data), first=number - 1, count=1)
+    if not frames:
+        raise Http404
+    frame = frames[0]
+    if frame.mode not in ("RGB", "L"):
+        frame = frame.convert("RGB")
+    frame.thumbnail((IMAGE_PREVIEW_SIDE, IMAGE_PREVIEW_SIDE))
+    buffer = io.BytesIO()
+    frame.save(buffer, format="PNG")
+    return buffer.getvalue()
 
 
 @login_required

@@ -1,8 +1,9 @@
-"""manage.py users add|list|set-password|disable|enable"""
+"""manage.py users add|list|set-password|disable|enable|unlock"""
 
 from __future__ import annotations
 
 import getpass
+import ipaddress
 import secrets
 import sys
 
@@ -57,6 +58,12 @@ class Command(SubcommandCommand):
         disable.add_argument("name")
         enable = sub.add_parser("enable", help="enable a disabled user")
         enable.add_argument("name")
+
+        unlock = sub.add_parser(
+            "unlock", help="lift a sign-in lock: forget a name's (or an address's) failed attempts"
+        )
+        unlock.add_argument("name", nargs="?", help="the name that was typed at sign-in")
+        unlock.add_argument("--address", help="the client address, for every name")
 
     def add(self, options: dict) -> None:
         password = _read_password(from_stdin=options["password_stdin"], prompt=True)
@@ -121,3 +128,16 @@ class Command(SubcommandCommand):
         user = user_named(options["name"])
         services.user_set_active(user=user, active=True)
         self.stdout.write(f"enabled {user.username}")
+
+    def unlock(self, options: dict) -> None:
+        name, address = options["name"], options["address"]
+        if not name and not address:
+            raise CommandError("give a name, --address ADDRESS, or both")
+        if address:
+            try:
+                ipaddress.ip_address(address)
+            except ValueError:
+                raise CommandError(f"not an IP address: {address!r}") from None
+        cleared = services.login_failures_clear(username=name, ip=address)
+        what = " from ".join(part for part in (name, address) if part)
+        self.stdout.write(f"unlocked {what}; forgot {cleared} failed attempt(s)")

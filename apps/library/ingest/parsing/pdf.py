@@ -8,23 +8,35 @@ Speed matters (the target is >= 150 pages/s on 2 cores), so only cheap
 extraction modes are used: "blocks" for body text, "words" only on pages that
 carry text-markup annotations, and the costly "dict" mode only on page 1 for
 the title.
+
+A page without a text layer that shows an image or drawing (a scan) is read by
+OCR (`ocr.py`, Tesseract), up to MAX_OCR_PAGES pages; its chunks are marked
+`origin="ocr"`. Figures (`figures.py`) are collected for the worker to describe.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
 import pymupdf
+from PIL import Image
 
-from .types import ChunkDraft, ParsedDocument, UnreadableDocument
+from .figures import pdf_figures
+from .ocr import MAX_OCR_PIXELS, OcrUnavailable, check_languages, no_text_warning, recognise
+from .types import ChunkDraft, ParsedDocument, ParseOptions, UnreadableDocument
 
 MAX_CHUNK_CHARS = 1000
 MAX_TITLE_CHARS = 200
 DOI_PAGES = 2  # a paper prints its DOI on the first page, sometimes the second
+MAX_OCR_PAGES = 100  # ~2 minutes of OCR on two idle cores; later pages say they were skipped
+OCR_DPI = 300
+OCR_WORKERS = max(1, min(2, os.cpu_count() or 1))  # tesseract processes at once
 
 # Ligatures ("ﬁ") are expanded so keyword search finds "file". These flags also
 # leave images out, which cost time and carry no text.
@@ -64,28 +76,32 @@ _TITLE_REGION = 0.6  # fraction of the first page, from the top, where a title m
 _SIZE_TOLERANCE = 0.5
 
 
-def extract_pdf(data: bytes, *, filename: str) -> ParsedDocument:
+def extract_pdf(
+    data: bytes, *, filename: str, options: ParseOptions | None = None
+) -> ParsedDocument:
     """Parse a PDF into annotation chunks, then body chunks, plus title/authors/DOI.
 
     Raises UnreadableDocument when nothing can be indexed (empty, corrupt,
-    password-protected, or no text layer and no annotations).
+    password-protected, or no text layer, no text recognised and no annotations).
     """
+    options = options or ParseOptions()
     with _open(data) as doc:
-        pages = _extract_pages(doc)
+        pages = _extract_pages(doc, options)
         warnings: list[str] = []
         if doc.is_repaired:
             warnings.append("the PDF was damaged and has been repaired; some text may be missing")
         if pages.unreadable:
             warnings.append(f"page(s) {pages.unreadable} could not be read")
+        warnings.extend(pages.ocr_warnings)
 
         if not pages.body and not pages.annotations:
             if pages.unreadable:
                 raise UnreadableDocument("not a readable PDF: no page could be read")
             if doc.is_repaired:
                 raise UnreadableDocument("not a readable PDF: damaged or truncated file")
-            raise UnreadableDocument("no text layer (scanned PDF?)")
+            raise UnreadableDocument(_no_text_reason(pages, options))
         if not pages.body:
-            warnings.append("no text layer (scanned PDF?): only annotations were indexed")
+            warnings.append(_no_text_reason(pages, options) + ": only annotations were indexed")
 
         metadata = doc.metadata or {}
         metadata_texts = [metadata.get("subject") or "", metadata.get("keywords") or ""]
@@ -96,7 +112,24 @@ def extract_pdf(data: bytes, *, filename: str) -> ParsedDocument:
             authors=_authors(metadata.get("author") or ""),
             doi=_find_doi([*metadata_texts, *pages.first_texts]),
             warnings=warnings,
+            figures=pdf_figures(
+                doc,
+                pages=[n for n in pages.with_images if n not in set(pages.ocr_pages)],
+                with_images=options.figure_images,
+            ),
+            ocr_pages=pages.ocr_pages,
+            ocr_empty_pages=pages.ocr_empty,
         )
+
+
+def _no_text_reason(pages: _Pages, options: ParseOptions) -> str:
+    if pages.ocr_error:
+        return f"no text layer (scanned PDF?), and {pages.ocr_error}"
+    if pages.ocr_pages:
+        return f"no text was recognised on any page (OCR languages: {options.ocr_languages})"
+    if not options.ocr_languages:
+        return "no text layer (scanned PDF?), and OCR is turned off for this collection"
+    return "no text layer (scanned PDF?)"
 
 
 @dataclass
@@ -105,28 +138,105 @@ class _Pages:
     body: list[ChunkDraft] = field(default_factory=list)
     first_texts: list[str] = field(default_factory=list)  # where a DOI is looked for
     unreadable: list[int] = field(default_factory=list)
+    with_images: list[int] = field(default_factory=list)  # pages that show raster images
+    ocr_pages: list[int] = field(default_factory=list)  # read by OCR
+    ocr_empty: list[int] = field(default_factory=list)  # read by OCR, nothing found
+    ocr_error: str = ""  # why OCR could not run at all
+    ocr_warnings: list[str] = field(default_factory=list)
 
 
-def _extract_pages(doc: pymupdf.Document) -> _Pages:
+def _extract_pages(doc: pymupdf.Document, options: ParseOptions) -> _Pages:
     pages = _Pages()
+    texts: dict[int, str] = {}  # page number -> its text layer
+    scanned: list[int] = []  # pages with no text that show an image or drawing
     for index in range(doc.page_count):
         number = index + 1
         try:
             page = doc.load_page(index)
             annotations = _annotation_chunks(page, number)
             text = _page_text(page)
+            has_images = bool(page.get_images(full=False))  # the resource list: cheap
+            if has_images:
+                pages.with_images.append(number)
+            if not text and (has_images or bool(page.get_cdrawings())):
+                scanned.append(number)
         except (RuntimeError, ValueError):
             # One broken page object should not lose the rest of the document.
             pages.unreadable.append(number)
             continue
         pages.annotations.extend(annotations)
-        if index < DOI_PAGES:
+        texts[number] = text
+    if scanned and options.ocr_languages:
+        texts.update(_recognise_pages(doc, scanned, options.ocr_languages, pages))
+    for number, text in texts.items():
+        if number <= DOI_PAGES:
             pages.first_texts.append(text)
+        origin = "ocr" if number in pages.ocr_pages else ""
         pages.body.extend(
-            ChunkDraft(text=piece, section=f"Page {number}", page=number)
+            ChunkDraft(text=piece, section=f"Page {number}", page=number, origin=origin)
             for piece in split_text(text)
         )
+    if pages.ocr_empty and len(pages.ocr_empty) < len(pages.ocr_pages):
+        pages.ocr_warnings.append(no_text_warning(pages.ocr_empty))
+    if pages.ocr_error and pages.body:
+        pages.ocr_warnings.append(f"pages without a text layer were not read: {pages.ocr_error}")
     return pages
+
+
+def _recognise_pages(
+    doc: pymupdf.Document, numbers: list[int], languages: str, pages: _Pages
+) -> dict[int, str]:
+    """OCR of the scanned pages (at most MAX_OCR_PAGES), OCR_WORKERS at a time:
+    tesseract runs as its own process, so two pages use two cores. Pages are
+    rendered here, one batch at a time (MuPDF is not thread-safe, and a batch
+    of rendered A4 pages is ~9 MB each)."""
+    try:
+        languages = check_languages(languages)
+    except OcrUnavailable as exc:
+        pages.ocr_error = str(exc)
+        return {}
+    if len(numbers) > MAX_OCR_PAGES:
+        pages.ocr_warnings.append(
+            f"only the first {MAX_OCR_PAGES} scanned pages were read by OCR; "
+            f"{len(numbers) - MAX_OCR_PAGES} more were not"
+        )
+        numbers = numbers[:MAX_OCR_PAGES]
+    found: dict[int, str] = {}
+    with ThreadPoolExecutor(max_workers=OCR_WORKERS) as pool:
+        for start in range(0, len(numbers), OCR_WORKERS):
+            batch = numbers[start : start + OCR_WORKERS]
+            images = [_render_for_ocr(doc.load_page(number - 1)) for number in batch]
+            read = pool.map(lambda rendered: _read_or_error(*rendered, languages), images)
+            for number, (text, error) in zip(batch, read, strict=True):
+                if isinstance(error, OcrUnavailable):
+                    pages.ocr_error = str(error)
+                    return found
+                if error is not None:  # this page only (a timeout, a crash)
+                    pages.ocr_warnings.append(f"page {number}: {error}")
+                    continue
+                found[number] = text
+                pages.ocr_pages.append(number)
+                if not text:
+                    pages.ocr_empty.append(number)
+    return found
+
+
+def _read_or_error(
+    image: Image.Image, dpi: int, languages: str
+) -> tuple[str, UnreadableDocument | None]:
+    try:
+        return recognise(image, languages=languages, dpi=dpi), None
+    except UnreadableDocument as exc:
+        return "", exc
+
+
+def _render_for_ocr(page: pymupdf.Page) -> tuple[Image.Image, int]:
+    """The page grey at OCR_DPI (less for a page so large that would exceed
+    MAX_OCR_PIXELS), and the resolution it was rendered at."""
+    inches = (page.rect.width / 72) * (page.rect.height / 72)
+    dpi = max(72, min(OCR_DPI, int((MAX_OCR_PIXELS / max(inches, 0.01)) ** 0.5)))
+    pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
+    return Image.frombytes("L", (pixmap.width, pixmap.height), pixmap.samples), dpi
 
 
 def _open(data: bytes) -> pymupdf.Document:

@@ -22,6 +22,35 @@ class ChunkDraft:
     # Under a heading marked private (`## Health <!-- private -->` or listed in
     # the note's `private_sections:`): owner-only and local-only, like a private folder.
     private: bool = False
+    origin: str = ""  # "" for text the file holds, "ocr" for text recognised in an image
+
+
+@dataclass
+class Figure:
+    """An image worth describing: a PDF figure (with the caption printed near
+    it) or an uploaded photo. Turned into a `[FIGURE p.N]` / `[PHOTO]` chunk
+    after parsing, described by a vision model when the collection allows it
+    (apps.library.ingest.vision); without one the caption alone is indexed."""
+
+    kind: str  # "figure" | "photo"
+    page: int  # 1-based; a photo is page 1
+    caption: str
+    # What a description is remembered by: the extracted image's own bytes,
+    # so re-parsing an unchanged file never asks for a new description.
+    image_hash: str
+    # A downscaled PNG/JPEG for the vision model; empty when the collection
+    # does not describe images (no need to carry the pixels around).
+    image: bytes = b""
+    media_type: str = "image/png"
+
+
+@dataclass(frozen=True)
+class ParseOptions:
+    """What a parse may do beyond reading the file; plain data, so it can be
+    handed to a child process. Defaults suit a collection with nothing set."""
+
+    ocr_languages: str = "eng"  # Tesseract's "eng+deu" form; "" turns OCR off
+    figure_images: bool = False  # carry figure/photo pixels for a vision model
 
 
 @dataclass
@@ -44,7 +73,7 @@ class RecordFields:
 @dataclass
 class ParsedDocument:
     title: str
-    kind: str  # note | text | pdf | web | epub | paper
+    kind: str  # note | text | pdf | web | epub | paper | image | docx | pptx | xlsx | …
     chunks: list[ChunkDraft]
     record: RecordFields = field(default_factory=RecordFields)
     # A date the content itself gives: frontmatter `date:` or a dated first heading.
@@ -56,3 +85,9 @@ class ParsedDocument:
     url: str = ""  # web pages and papers: where it came from
     site: str = ""  # web pages: the site's name or host
     warnings: list[str] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    # Filled after parsing, outside the parse: image_hash -> one-paragraph description.
+    descriptions: dict[str, str] = field(default_factory=dict)
+    # Pages whose text was recognised by OCR, and those of them that yielded none.
+    ocr_pages: list[int] = field(default_factory=list)
+    ocr_empty_pages: list[int] = field(default_factory=list)

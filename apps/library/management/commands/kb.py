@@ -10,9 +10,10 @@ keep them stable.
   kb sources list [--json]
   kb sync [--source ID | --owner USER] [--json]
   kb add --owner USER PATH_URL_OR_ARXIV_ID [--replace] [--refresh]
+      (a local PATH must lie under JARVIS_VAULTS_ROOT and not in Jarvis's data dir)
   kb schema [KEY] [--user USER]
   kb search --user USER [--mode auto|present|history|lookup] [--cloud-only]
-            [--limit N] [--json] [--queries-file FILE] QUERY
+            [--latest-only] [--limit N] [--json] [--queries-file FILE] QUERY
   kb show DOC_ID --user USER
   kb stats [--user USER]
   kb doctor [--fix]
@@ -98,7 +99,9 @@ class Command(SubcommandCommand):
         which.add_argument("--owner")
         sync.add_argument("--json", action="store_true")
 
-        addf = sub.add_parser("add", help="add a file, a web page or an arXiv paper")
+        addf = sub.add_parser(
+            "add", help="add a file under the vaults root, a web page or an arXiv paper"
+        )
         addf.add_argument("--owner", required=True)
         addf.add_argument("--replace", action="store_true", help="replace a paper already there")
         addf.add_argument("--refresh", action="store_true", help="fetch a known URL again")
@@ -112,6 +115,9 @@ class Command(SubcommandCommand):
         find.add_argument("--user", required=True)
         find.add_argument("--mode", choices=list(timemode.MODES), default=timemode.AUTO)
         find.add_argument("--cloud-only", action="store_true")
+        find.add_argument(
+            "--latest-only", action="store_true", help="leave out older versions entirely"
+        )
         find.add_argument("--limit", type=int, default=10)
         find.add_argument("--json", action="store_true")
         find.add_argument("--queries-file", type=Path)
@@ -269,10 +275,13 @@ class Command(SubcommandCommand):
             mode=options["mode"],
             limit=options["limit"],
             cloud_only=options["cloud_only"],
+            latest_only=options["latest_only"],
         )
         self.stdout.write(f"mode: {response.mode}  ({len(response.results)} results)")
         for r in response.results:
-            badge = "latest" if r.is_latest else "older version"
+            badge = "latest" if r.is_latest else f"older version (superseded by {r.superseded_by})"
+            if r.note:
+                badge += f" · {r.note}"
             where = f"{r.path}" + (f" › {r.section}" if r.section else "")
             self.stdout.write(
                 f"\n[{r.rank}] {r.title} — {where}\n    {r.date or 'undated'} · {badge} · "
@@ -288,6 +297,7 @@ class Command(SubcommandCommand):
             mode=options["mode"],
             limit=options["limit"],
             cloud_only=options["cloud_only"],
+            latest_only=options["latest_only"],
         )
         elapsed = (time.perf_counter() - started) * 1000
         fields = [
@@ -303,6 +313,8 @@ class Command(SubcommandCommand):
             "date_source",
             "family",
             "is_latest",
+            "superseded_by",
+            "note",
             "section",
             "text",
             "legs",
@@ -318,6 +330,7 @@ class Command(SubcommandCommand):
         }
         if options["queries_file"]:
             data["elapsed_ms"] = round(elapsed, 2)
+            data["rerank_ms"] = response.rerank_ms
         return data
 
     def show(self, options: dict) -> None:

@@ -1,12 +1,15 @@
-"""manage.py reindex: re-embed every chunk with the configured model and swap it in."""
+"""manage.py reindex: re-embed every chunk with the configured model and swap it in;
+`--fts` rebuilds only the keyword index from the stored text (nothing embedded)."""
 
 from __future__ import annotations
 
 import time
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
 from apps.core.errors import JarvisError
+from apps.library.index import fts
 from apps.library.index.embeddings import EmbeddingUnavailable
 from apps.library.index.reindex import reindex
 
@@ -16,6 +19,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
+            "--fts",
+            action="store_true",
+            help="rebuild only the keyword index from the stored passages (no embedding)",
+        )
+        parser.add_argument(
             "--force",
             action="store_true",
             help="start even if an earlier reindex is marked running",
@@ -23,6 +31,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         started = time.monotonic()
+        if options["fts"]:
+            with transaction.atomic():
+                rows = fts.rebuild()
+            self.stdout.write(
+                f"rebuilt the keyword index: {rows} passages in {time.monotonic() - started:.1f}s"
+            )
+            return
         last = [0.0]
 
         def progress(done: int, total: int) -> None:

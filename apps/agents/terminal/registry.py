@@ -1,0 +1,138 @@
+"""Every open terminal of this web process, one per chat, and the reaper.
+
+Terminals are keyed on the chat and outlive the socket: a reload is the same
+as a second tab, and closing the panel detaches, never closes (a build running
+behind a shut panel is what the lifetime is for). What ends one: the shell
+exiting, the idle reaper (nobody attached and nothing typed for
+TERMINAL_IDLE_SECONDS), deleting the chat, changing or deleting its SSH
+profile or forgetting its host key, or a restart. Unlike a chat reply nothing
+here ends by itself, so a reaper task sweeps.
+
+One web process (the in-memory channel layer already requires it), so a dict
+is the registry. Django signals may fire in a worker thread (sync views run in
+daphne's thread pool): they reach the loop with call_soon_threadsafe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from django.conf import settings
+
+from apps.agents.terminal.session import TerminalSession, TerminalSpec
+
+logger = logging.getLogger(__name__)
+
+
+class Terminals:
+    def __init__(self) -> None:
+        self.sessions: dict[int, TerminalSession] = {}
+        self._starting: dict[int, asyncio.Task] = {}
+        self._reaper: asyncio.Task | None = None
+
+    async def session_for(
+        self, spec: TerminalSpec, size: tuple[int, int] | None
+    ) -> TerminalSession:
+        """The chat's running terminal, or a new one started with `spec`.
+        Two tabs arriving at once share one start. A terminal whose connection
+        details have changed since it started is closed and replaced.
+        SSHError when starting fails."""
+        loop = asyncio.get_running_loop()
+        current = self.sessions.get(spec.chat_id)
+        if current is not None and (current.loop is not loop or current.closed):
+            self.sessions.pop(spec.chat_id, None)  # a loop of a finished test, or ended
+            current = None
+        if current is not None and current.spec.connection_key != spec.connection_key:
+            await current.close("the SSH profile changed; a new shell was started")
+            current = None
+        if current is not None:
+            return current
+        starting = self._starting.get(spec.chat_id)
+        if starting is None or starting.get_loop() is not loop:
+            starting = loop.create_task(self._start(spec, size))
+            self._starting[spec.chat_id] = starting
+        return await asyncio.shield(starting)
+
+    async def _start(self, spec: TerminalSpec, size: tuple[int, int] | None) -> TerminalSession:
+        try:
+            session = TerminalSession(spec, scrollback_bytes=settings.TERMINAL_SCROLLBACK_BYTES)
+            await session.start(size, self._forget)
+            self.sessions[spec.chat_id] = session
+            self._ensure_reaper()
+            return session
+        finally:
+            self._starting.pop(spec.chat_id, None)
+
+    def _forget(self, session: TerminalSession) -> None:
+        if self.sessions.get(session.chat_id) is session:
+            del self.sessions[session.chat_id]
+
+    # --- the reaper
+
+    def _ensure_reaper(self) -> None:
+        if self._reaper is None or self._reaper.done():
+            self._reaper = asyncio.get_running_loop().create_task(
+                self._reap(), name="terminal-reaper"
+            )
+
+    async def _reap(self) -> None:
+        idle = settings.TERMINAL_IDLE_SECONDS
+        interval = max(1.0, min(60.0, idle / 4))
+        while self.sessions:
+            await asyncio.sleep(interval)
+            await self.reap_once()
+
+    async def reap_once(self, now: float | None = None) -> list[int]:
+        """Close every terminal idle for longer than TERMINAL_IDLE_SECONDS."""
+        now = time.monotonic() if now is None else now
+        idle = settings.TERMINAL_IDLE_SECONDS
+        reaped = [
+            s for s in list(self.sessions.values()) if s.idle_for(now) > idle and not s.closed
+        ]
+        for session in reaped:
+            minutes = idle / 60
+            await session.close(f"closed after {minutes:g} minutes with nobody watching")
+        return [s.chat_id for s in reaped]
+
+    # --- closing from elsewhere (signals, shutdown, tests)
+
+    def close_where(
+        self,
+        reason: str,
+        *,
+        chat_id: int | None = None,
+        profile_id: int | None = None,
+        unless_key: str | None = None,
+    ) -> None:
+        """Close the terminals of a chat or of a profile (with `unless_key`:
+        those started with another connection key). Safe from any thread."""
+        for session in list(self.sessions.values()):
+            if chat_id is not None and session.chat_id != chat_id:
+                continue
+            if profile_id is not None and session.spec.profile_id != profile_id:
+                continue
+            if unless_key is not None and session.spec.connection_key == unless_key:
+                continue
+            if session.loop.is_closed():
+                self.sessions.pop(session.chat_id, None)
+                continue
+            session.loop.call_soon_threadsafe(lambda s=session: s.loop.create_task(s.close(reason)))
+
+    async def close_all(self, reason: str = "the server is stopping") -> None:
+        """Close every terminal on this loop (tests; shutdown)."""
+        loop = asyncio.get_running_loop()
+        for session in list(self.sessions.values()):
+            if session.loop is loop:
+                await session.close(reason)
+            self.sessions.pop(session.chat_id, None)
+        if self._reaper is not None and self._reaper.get_loop() is loop:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+            self._reaper = None
+
+
+TERMINALS = Terminals()

@@ -1,0 +1,202 @@
+"""Which tool calls wait for the person, decided by the loop, never the prompt.
+
+A normal chat runs every call. An app above chats (agents) registers a policy
+provider from its AppConfig.ready(): given a chat it returns that chat's
+policy, or None. Before any call of a round runs, the loop asks the policy
+about each: RUN, REFUSE (the model is told why, nothing runs) or ASK. If any
+call is ASK, one approval card lists the round's calls with their arguments,
+the reply waits (status "waiting", which survives a restart), and the turn
+goes on when the person answers: approved calls run, denied ones reach the
+model as "denied by the person". Stop answers a waiting card as denied.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from django.db import transaction
+
+from apps.chats.models import Chat, Message, PendingAction
+from apps.core.errors import Refused
+from apps.llm import ToolCall
+
+DENIED = "Denied by the person: this call did not run. Do not retry it unless they ask."
+STOPPED_NOTE = "Stopped: the calls waiting for approval were denied."
+
+
+class Verdict(StrEnum):
+    RUN = "run"
+    ASK = "ask"
+    REFUSE = "refuse"
+    DENIED = "denied"  # asked, and the person said no
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: Verdict
+    reason: str = ""  # why a call is refused, for the model
+    note: str = ""  # what the person should notice on the card ("outside the project folder")
+
+
+class Policy(Protocol):
+    mode: str  # shown on the chat and in `manage.py chat --json`
+
+    def decide(self, name: str, arguments: dict) -> Decision: ...
+
+    def approve_all(self) -> None:
+        """From now on, run every call of this chat without asking."""
+
+
+PROVIDERS: list[Callable[[Chat], Policy | None]] = []
+
+
+def policy_provider_register(provider: Callable[[Chat], Policy | None]) -> None:
+    if provider not in PROVIDERS:
+        PROVIDERS.append(provider)
+
+
+def policy_for(chat: Chat) -> Policy | None:
+    for provider in PROVIDERS:
+        policy = provider(chat)
+        if policy is not None:
+            return policy
+    return None
+
+
+def _arguments(text: str) -> dict:
+    try:
+        value = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def decide(chat: Chat, calls) -> list[Decision]:
+    """The verdict on each call of a round, in order."""
+    policy = policy_for(chat)
+    if policy is None:
+        return [Decision(Verdict.RUN) for _ in calls]
+    return [policy.decide(call.name, _arguments(call.arguments)) for call in calls]
+
+
+def card_payload(calls, decisions: list[Decision], context: dict) -> dict:
+    return {
+        "calls": [
+            {
+                "id": call.id,
+                "name": call.name,
+                "arguments": call.arguments,
+                "verdict": str(decision.verdict),
+                "reason": decision.reason,
+                "note": decision.note,
+            }
+            for call, decision in zip(calls, decisions, strict=True)
+        ],
+        "answers": {},
+        "context": context,
+    }
+
+
+def waiting_card(message: Message) -> PendingAction | None:
+    return (
+        message.actions.filter(
+            kind=PendingAction.Kind.APPROVE_TOOLS, status=PendingAction.Status.PENDING
+        )
+        .order_by("-pk")
+        .first()
+    )
+
+
+def answered_card(message_id: int) -> PendingAction:
+    """The approval card of `message_id` the person answered last."""
+    return (
+        PendingAction.objects.filter(
+            message_id=message_id,
+            kind=PendingAction.Kind.APPROVE_TOOLS,
+            status=PendingAction.Status.DONE,
+        )
+        .order_by("-pk")
+        .first()
+    )
+
+
+def answered_round(card: PendingAction) -> tuple[list[ToolCall], list[Decision]]:
+    """The card's calls as the model made them, with what now happens to each:
+    asked calls run if approved and are denied otherwise; the rest keep the
+    verdict they had (run, or refused with its reason)."""
+    calls, decisions = [], []
+    for saved in card.payload["calls"]:
+        calls.append(ToolCall(saved["id"], saved["name"], saved["arguments"]))
+        verdict = Verdict(saved["verdict"])
+        if verdict == Verdict.ASK:
+            approved = card.payload["answers"].get(saved["id"], False)
+            verdict = Verdict.RUN if approved else Verdict.DENIED
+        decisions.append(Decision(verdict, saved["reason"], saved["note"]))
+    return calls, decisions
+
+
+def _answered(payload: dict, answers: dict[str, bool]) -> dict:
+    calls = [
+        {**c, "answer": "approved" if answers[c["id"]] else "denied"} if c["id"] in answers else c
+        for c in payload["calls"]
+    ]
+    return {**payload, "calls": calls, "answers": answers}
+
+
+def approvals_resolve(
+    *,
+    user,
+    action: PendingAction,
+    approve: set[str] | None = None,
+    approve_all_for_chat: bool = False,
+) -> dict[str, bool]:
+    """The person's answer to an approval card: the calls in `approve` run (None:
+    every call the card asks about), the others are denied. With
+    `approve_all_for_chat` the chat's policy stops asking from now on. Returns
+    {call id: approved}. Refused unless the card is the person's and waiting."""
+    message = action.message
+    if message.chat.owner_id != user.pk:
+        raise Refused("not your chat")
+    if action.kind != PendingAction.Kind.APPROVE_TOOLS or message.status != Message.Status.WAITING:
+        raise Refused("this card is not waiting for an answer")
+    asked = [c["id"] for c in action.payload["calls"] if c["verdict"] == Verdict.ASK]
+    wanted = set(asked) if approve is None else set(approve)
+    unknown = wanted - set(asked)
+    if unknown:
+        raise Refused(f"no call {', '.join(sorted(unknown))} waits on this card")
+    answers = {call_id: call_id in wanted for call_id in asked}
+    with transaction.atomic():
+        locked = PendingAction.objects.select_for_update().get(pk=action.pk)
+        if locked.status != PendingAction.Status.PENDING:
+            raise Refused("this card was already answered")
+        locked.payload = _answered(locked.payload, answers)
+        locked.status = PendingAction.Status.DONE
+        locked.save(update_fields=["payload", "status"])
+        Message.objects.filter(pk=message.pk).update(status=Message.Status.PENDING)
+    action.refresh_from_db()
+    if approve_all_for_chat:
+        policy = policy_for(message.chat)
+        if policy is not None:
+            policy.approve_all()
+    return answers
+
+
+def approvals_stop(*, message: Message) -> bool:
+    """Stop on a reply that waits for approval: its card is answered "denied"
+    and the reply ends. False when the reply was not waiting."""
+    with transaction.atomic():
+        card = waiting_card(message)
+        if card is None or message.status != Message.Status.WAITING:
+            return False
+        asked = [c["id"] for c in card.payload["calls"] if c["verdict"] == Verdict.ASK]
+        card.payload = _answered(card.payload, dict.fromkeys(asked, False))
+        card.status = PendingAction.Status.DISMISSED
+        card.save(update_fields=["payload", "status"])
+        message.status = Message.Status.STOPPED
+        message.notes = [*message.notes, STOPPED_NOTE]
+        message.save(update_fields=["status", "notes"])
+    return True

@@ -1,0 +1,109 @@
+"""One round of tool calls: each runs as the person, its result goes back to
+the model, and what the calls leave behind (a chat turned private, cards for
+the person) is written after the round."""
+
+from __future__ import annotations
+
+from asgiref.sync import sync_to_async
+
+from apps.chats import tools
+from apps.chats.approvals import DENIED, Decision, Verdict, card_payload
+from apps.chats.live import Generation
+from apps.chats.models import Message, PendingAction
+from apps.chats.services import chat_mark_private
+from apps.llm import ToolCall
+
+
+async def run_calls(
+    generation: Generation, turn, ctx, calls: list[ToolCall], decisions: list[Decision]
+) -> list[dict] | None:
+    """Run the round's calls in order, as the approval policy decided; their
+    tool_result blocks, or None when a privacy stop ended the turn (the fixed
+    message is then the reply)."""
+    generation.status_line = "Working…"
+    generation.touch("status")
+    results = []
+    for call, decision in zip(calls, decisions, strict=True):
+        entry = {
+            "id": call.id,
+            "name": call.name,
+            "arguments": call.arguments[:500],
+            "state": "running",
+        }
+        generation.activity.append(entry)
+        generation.touch("activity")
+        try:
+            if decision.verdict == Verdict.RUN:
+                content, is_error = await sync_to_async(tools.run_tool, thread_sensitive=False)(
+                    ctx, call.name, call.arguments
+                )
+            elif decision.verdict == Verdict.DENIED:
+                content, is_error = DENIED, True
+            else:
+                content, is_error = f"Refused: {decision.reason}", True
+        except tools.PrivacyStop as stop:
+            entry["state"] = "held back"
+            generation.usage["stop_reason"] = "privacy"
+            generation.turns = []
+            generation.text = str(stop)
+            generation.notes.append("No model call was made with these notes.")
+            generation.touch("answer", "activity", "notes")
+            return None
+        entry["state"] = (
+            str(decision.verdict)
+            if decision.verdict in (Verdict.DENIED, Verdict.REFUSE)
+            else ("error" if is_error else "ok")
+        )
+        entry["result"] = content[:300]
+        generation.touch("activity")
+        results.append(
+            {
+                "type": "tool_result",
+                "call_id": call.id,
+                "name": call.name,
+                "content": content,
+                "is_error": is_error,
+            }
+        )
+    await after_tools(generation, turn, ctx)
+    return results
+
+
+async def wait_for_approval(
+    generation: Generation, ctx, calls: list[ToolCall], decisions: list[Decision]
+) -> None:
+    """Show one card listing the round's calls and let the reply wait: nothing
+    of the round runs until the person answers (apps.chats.approvals)."""
+    payload = card_payload(calls, decisions, ctx.state())
+    card = await sync_to_async(PendingAction.objects.create, thread_sensitive=False)(
+        message_id=generation.pk, kind=PendingAction.Kind.APPROVE_TOOLS, payload=payload
+    )
+    generation.actions.append(card)
+    generation.status = Message.Status.WAITING
+    generation.status_line = ""
+    generation.touch("actions", "status")
+
+
+async def after_tools(generation, turn, ctx) -> None:
+    if ctx.saw_local_only and not turn.chat.private and not turn.cloud:
+        await sync_to_async(chat_mark_private, thread_sensitive=False)(chat=turn.chat)
+        generation.notes.append(
+            "This chat read local-only notes: it is now private and stays on local models."
+        )
+        generation.touch("notes")
+    if ctx.cards:
+        created = await sync_to_async(_create_actions, thread_sensitive=False)(
+            generation.pk, ctx.cards
+        )
+        ctx.cards = []
+        generation.actions.extend(created)
+        generation.touch("actions")
+
+
+def _create_actions(message_id: int, cards: list[tuple[str, dict, str]]) -> list[PendingAction]:
+    return [
+        PendingAction.objects.create(
+            message_id=message_id, kind=kind, payload=payload, status=status
+        )
+        for kind, payload, status in cards
+    ]

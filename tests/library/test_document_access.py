@@ -1,0 +1,104 @@
+"""Who may see a PDF's page previews and who may reprocess a document, by
+HTTP: each check is one line in a view, and these tests fail if it goes."""
+
+from __future__ import annotations
+
+import pymupdf
+import pytest
+from django.test import Client
+
+from apps.library.ingest.sync import source_sync
+from apps.library.models import Document, Source
+
+
+def pdf_bytes(*pages: str) -> bytes:
+    pdf = pymupdf.open()
+    for text in pages:
+        pdf.new_page().insert_text((72, 72), text)
+    return pdf.tobytes()
+
+
+def signed_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def pdfs(owner, vault, make_source, embedder):
+    """The owner's vault, shared with the household: a shared PDF and one in
+    the private folder."""
+    vault.write_bytes("garden.pdf", pdf_bytes("Compost plan.", "Worms and soil."))
+    vault.write_bytes("private/medical.pdf", pdf_bytes("Blood test results.", "Page two."))
+    source = make_source(owner, vault, sharing=Source.Sharing.HOUSEHOLD)
+    source_sync(source=source, embedder=embedder)
+    return {
+        "shared": Document.objects.get(path="garden.pdf"),
+        "private": Document.objects.get(path="private/medical.pdf"),
+    }
+
+
+def preview(user, document: Document, page: int = 1):
+    return signed_in(user).get(f"/library/doc/{document.pk}/page/{page}.png")
+
+
+class TestPagePreviews:
+    def test_the_owner_sees_every_page_preview(self, owner, pdfs):
+        for document in pdfs.values():
+            response = preview(owner, document, 2)
+            assert response.status_code == 200
+            assert response.content.startswith(b"\x89PNG")
+
+    def test_a_household_member_sees_the_shared_pdf_but_not_the_private_one(self, member, pdfs):
+        assert preview(member, pdfs["shared"]).status_code == 200
+        for page in (1, 2):
+            response = preview(member, pdfs["private"], page)
+            assert response.status_code == 404
+            assert not response.content.startswith(b"\x89PNG")
+
+    def test_an_outsider_sees_no_preview_at_all(self, outsider, pdfs):
+        for document in pdfs.values():
+            assert preview(outsider, document).status_code == 404
+
+    def test_an_owner_only_collection_keeps_its_previews_to_itself(
+        self, owner, member, make_vault, make_source, embedder
+    ):
+        notes = make_vault("olivia-own")
+        notes.write_bytes("tax.pdf", pdf_bytes("Tax return 2026."))
+        source_sync(source=make_source(owner, notes, name="own"), embedder=embedder)
+        document = Document.objects.get(path="tax.pdf")
+        assert preview(owner, document).status_code == 200
+        assert preview(member, document).status_code == 404
+
+    def test_a_stranger_is_sent_to_sign_in(self, pdfs):
+        response = Client().get(f"/library/doc/{pdfs['shared'].pk}/page/1.png")
+        assert response.status_code == 302
+        assert response["Location"].startswith("/accounts/login/")
+
+
+class TestOwnersOnly:
+    """A household member may read a shared document but not change it."""
+
+    def test_a_member_cannot_reprocess_a_shared_document(self, member, pdfs):
+        document = pdfs["shared"]
+        before = Document.objects.values().get(pk=document.pk)
+        response = signed_in(member).post(f"/library/doc/{document.pk}/reprocess/")
+        assert response.status_code == 404
+        assert Document.objects.values().get(pk=document.pk) == before  # still ready, untouched
+
+    def test_the_owner_can(self, owner, pdfs):
+        document = pdfs["shared"]
+        response = signed_in(owner).post(f"/library/doc/{document.pk}/reprocess/")
+        assert response.status_code == 302
+        document.refresh_from_db()
+        assert document.status == Document.Status.PENDING  # queued (runs when this commits)
+
+    def test_a_member_cannot_remove_or_edit_a_shared_document(self, member, pdfs):
+        document = pdfs["shared"]
+        client = signed_in(member)
+        assert client.get(f"/library/doc/{document.pk}/remove/").status_code == 404
+        assert client.post(f"/library/doc/{document.pk}/remove/").status_code == 404
+        client.post(f"/library/doc/{document.pk}/edit/", {"title": "Mine now"})
+        document.refresh_from_db()
+        assert document.title != "Mine now"
+        assert Document.objects.filter(pk=document.pk).exists()

@@ -70,7 +70,8 @@ def overview_markdown(user, *, cloud_only: bool = False) -> str:
         for s in ORDER
         if any(v.status == s for v in views)
     )
-    body = [f"{len(views)} projects: {counts}.", ""]
+    noun = "project" if len(views) == 1 else "projects"
+    body = [f"{len(views)} {noun}: {counts}.", ""]
     for status in [*ORDER, ""]:
         group = [v for v in views if v.status == status]
         if not group:

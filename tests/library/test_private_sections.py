@@ -11,7 +11,13 @@ from apps.library.ingest.parsing.markdown import parse_markdown
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Chunk, Document, Source
 from apps.library.search import search
-from apps.library.search.versions import expand_history
+from apps.library.search.versions import (
+    Candidate,
+    expand_families,
+    expand_history,
+    family_view,
+    mark_current,
+)
 from apps.library.selectors import visible_pools
 from apps.library.services.sources import source_update
 from tests.library.test_privacy import both_legs
@@ -111,14 +117,37 @@ def test_the_history_expansion_does_not_pull_a_private_section_in(member, vault,
     older = Document.objects.get(path="handover.md")
     assert newer.document.family == older.family  # one family, two versions
     vector = get_embedder().embed_query(MARKER)
+    pools = visible_pools(member)
     expanded = expand_history(
-        [(newer, 0.0, ["keyword"])], vector, visible_pools(member), index_state().generation, 5
+        [Candidate(newer, 0.0, ["keyword"])], {}, vector, pools, index_state().generation, 5
     )
-    pulled = [chunk for chunk, _, legs in expanded if legs == ["version"]]
+    pulled = [c.chunk for c in expanded if c.legs == ["version"]]
     assert [c.document_id for c in pulled] == [older.pk]  # the older version came in…
     assert not any(c.private for c in pulled)  # …by a shared passage, never the private one
     for mode in ("history", "lookup", "present"):
         assert "pelican" not in _texts(member, MARKER, mode=mode)
+
+
+def test_the_family_expansion_does_not_pull_a_newer_private_section_in(member, vault, shared_note):
+    """An older version scores; its newer version joins the ranking by its
+    passage closest to the question, which is the private section's: for
+    anyone but the owner it must be a shared passage instead."""
+    vault.write("handover_v2.md", NOTE.replace("Repaint the shed", "Rebuild the shed"))
+    source_sync(source=shared_note, embedder=None)
+    older = Chunk.objects.select_related("document__source").get(
+        document__path="handover.md", section="Garden"
+    )
+    pools = visible_pools(member)
+    candidates = [Candidate(older, 0.5, ["keyword"])]
+    facts = family_view([older.document], pools)
+    mark_current(candidates, facts)
+    vector = get_embedder().embed_query(MARKER)
+    expanded = expand_families(candidates, facts, vector, pools, index_state().generation)
+    pulled = [c.chunk for c in expanded if c.legs == ["version"]]
+    assert [c.document.path for c in pulled] == ["handover_v2.md"]  # the newer version came in…
+    assert not any(c.private for c in pulled)  # …by a shared passage, never the private one
+    for mode in ("lookup", "present"):
+        assert "pelican" not in _texts(member, "quince pruning " + MARKER, mode=mode)
 
 
 def test_a_cloud_search_never_returns_the_owners_private_section(owner, shared_note):

@@ -10,6 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from apps.chats.tools import TurnContext
+from apps.chats.tools.library import search_notes
 from apps.library.index import fts
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Document, Source
@@ -215,8 +217,6 @@ def test_a_family_whose_latest_failed_falls_back_to_the_newest_parsed_and_says_s
     assert top.path == "plans/lisbon_plan_v1.md" and top.is_latest
     assert "plans/lisbon_plan_v2.md" in top.note and "could not be read" in top.note
     # The chat's search tool passes the note on to the model.
-    from apps.chats.tools import TurnContext, search_notes
-
     ctx = TurnContext(user=owner, chat=None, cloud=False, notes_only=True)
     assert "plans/lisbon_plan_v2.md, could not be read" in search_notes(ctx, {"query": "Lisbon"})
 
@@ -417,8 +417,6 @@ def test_where_a_project_stands_ranks_its_latest_note_first(owner, vault, make_s
 
 
 def test_the_chat_search_tool_takes_latest_only(owner, boiler, embedder):
-    from apps.chats.tools import TurnContext, search_notes
-
     ctx = TurnContext(user=owner, chat=None, cloud=False, notes_only=True)
     everything = search_notes(ctx, {"query": "boiler engineer Tomasz WarmHome"})
     assert "boiler_service_2026-10.md" in everything

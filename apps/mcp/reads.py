@@ -19,7 +19,7 @@ from django.db.models import QuerySet
 from apps.core.ids import parse_id
 from apps.library.models import Chunk, Document, Source
 from apps.library.search import search
-from apps.library.selectors import chunks_visible_to, visible_to
+from apps.library.selectors import chunks_visible_to, sources_visible_to
 from apps.projects.overview import overview_markdown
 from apps.projects.selectors import ProjectView, projects_for, projects_named, timeline_for
 
@@ -35,11 +35,25 @@ class NotFound(Exception):
     whether it does not exist or may not leave)."""
 
 
+def shareable_sources(user) -> list[int]:
+    """Ids of the collections `user` may read that may reach a cloud model,
+    looked up once per call and handed to the checks below."""
+    return list(
+        sources_visible_to(user).filter(cloud=Source.Cloud.ALLOWED).values_list("id", flat=True)
+    )
+
+
 def shareable_documents(user) -> QuerySet[Document]:
-    return visible_to(user).filter(in_private_dir=False, source__cloud=Source.Cloud.ALLOWED)
+    """The documents that may leave: `visible_to(user)` narrowed to
+    cloud-allowed collections and to what is outside private folders."""
+    return _documents_in(shareable_sources(user))
 
 
-def _shareable(user, chunk_ids: list[int]) -> set[int]:
+def _documents_in(sources: list[int]) -> QuerySet[Document]:
+    return Document.objects.filter(source_id__in=sources, in_private_dir=False)
+
+
+def _shareable(chunk_ids: list[int], sources: list[int]) -> set[int]:
     """The re-check: which of these passages may leave, decided again from
     the database as it is now."""
     if not chunk_ids:
@@ -48,7 +62,8 @@ def _shareable(user, chunk_ids: list[int]) -> set[int]:
         Chunk.objects.filter(
             id__in=chunk_ids,
             private=False,
-            document__in=shareable_documents(user).values("id"),
+            document__in_private_dir=False,
+            document__source_id__in=sources,
         ).values_list("id", flat=True)
     )
     held = set(chunk_ids) - allowed
@@ -62,24 +77,37 @@ def _date(document: Document, chunk: Chunk | None = None) -> str | None:
     return shown.isoformat() if shown else None
 
 
-def _newest_shareable(user, document: Document) -> Document:
-    """The newest version of `document`'s family that may leave (itself when
-    it is the newest, or stands alone). Latest is per person and per app: a
-    newer version in a private folder or a local-only collection does not
-    make this one old for the app, as in search (apps.library.search.versions)."""
-    if not document.family or document.family.startswith("file:"):
-        return document
-    newest = (
-        shareable_documents(user)
-        .filter(source_id=document.source_id, family=document.family, status=Document.Status.READY)
-        .order_by("-family_position", "-pk")
-        .first()
+def _newest_shareable(sources: list[int], documents: list[Document]) -> dict[int, Document]:
+    """For each document, the newest version of its family that may leave
+    (itself when it is the newest, or stands alone), in one query. Latest is
+    per person and per app: a newer version in a private folder or a
+    local-only collection does not make a document old for the app, as in
+    search (apps.library.search.versions)."""
+    newest = {d.pk: d for d in documents}
+    keys = {
+        (d.source_id, d.family) for d in documents if d.family and not d.family.startswith("file:")
+    }
+    if not keys:
+        return newest
+    members = _documents_in(sources).filter(
+        source_id__in={s for s, _ in keys},
+        family__in={f for _, f in keys},
+        status=Document.Status.READY,
     )
-    return newest or document
+    best: dict[tuple[int, str], Document] = {}
+    for member in members:
+        key = (member.source_id, member.family)
+        held = best.get(key)
+        if key in keys and (
+            held is None or (member.family_position, member.pk) > (held.family_position, held.pk)
+        ):
+            best[key] = member
+    for document in documents:
+        newest[document.pk] = best.get((document.source_id, document.family), document)
+    return newest
 
 
-def _superseded_by(user, document: Document) -> dict | None:
-    newer = _newest_shareable(user, document)
+def _superseded_by(document: Document, newer: Document) -> dict | None:
     if newer.pk == document.pk:
         return None
     return {"document_id": newer.pk, "path": newer.path, "date": _date(newer)}
@@ -90,9 +118,12 @@ def notes_search(user, query: str, *, mode: str = "current", limit: int = 8) -> 
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
     limit = max(1, min(int(limit), MAX_LIMIT))
     response = search(user, query, mode=MODES[mode], limit=limit, cloud_only=True)
-    allowed = _shareable(user, [r.chunk_id for r in response.results])
+    sources = shareable_sources(user)
+    allowed = _shareable([r.chunk_id for r in response.results], sources)
     older = {r.document_id for r in response.results if not r.is_latest}
-    documents = {d.pk: d for d in Document.objects.filter(pk__in=older)} if older else {}
+    newest = (
+        _newest_shareable(sources, list(Document.objects.filter(pk__in=older))) if older else {}
+    )
     results = []
     for r in response.results:
         if r.chunk_id not in allowed:
@@ -107,7 +138,7 @@ def notes_search(user, query: str, *, mode: str = "current", limit: int = 8) -> 
                 "date": r.date,
                 "date_source": r.date_source,
                 "is_latest": r.is_latest,
-                "superseded_by": _older_than(user, r, documents),
+                "superseded_by": _older_than(r, newest),
                 "section": r.section,
                 "page": r.page,
                 "text": r.text,
@@ -116,19 +147,22 @@ def notes_search(user, query: str, *, mode: str = "current", limit: int = 8) -> 
     return {"query": query, "mode": mode, "results": results}
 
 
-def _older_than(user, result, documents: dict[int, Document]) -> dict | str | None:
+def _older_than(result, newest: dict[int, Document]) -> dict | str | None:
     """What superseded a passage: the newer version's id, path and date, or, for
     an older dated section of the same note, search's own words."""
     if result.is_latest:
         return None
-    newer = _superseded_by(user, documents[result.document_id])
-    return newer or result.superseded_by or "a newer dated section of this note"
+    newer = newest.get(result.document_id)
+    if newer is not None and newer.pk != result.document_id:
+        return {"document_id": newer.pk, "path": newer.path, "date": _date(newer)}
+    return result.superseded_by or "a newer dated section of this note"
 
 
 def document_read(user, document_id: int, *, page: int = 1) -> dict:
     pk = parse_id(document_id)
+    sources = shareable_sources(user)
     document = (
-        shareable_documents(user).select_related("source").filter(pk=pk).first()
+        _documents_in(sources).select_related("source").filter(pk=pk).first()
         if pk is not None
         else None
     )
@@ -138,8 +172,8 @@ def document_read(user, document_id: int, *, page: int = 1) -> dict:
     pages = max(1, -(-len(chunks) // PAGE_SIZE))
     page = max(1, int(page))
     shown = chunks[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    allowed = _shareable(user, [c.pk for c in shown])
-    superseded_by = _superseded_by(user, document)
+    allowed = _shareable([c.pk for c in shown], sources)
+    superseded_by = _superseded_by(document, _newest_shareable(sources, [document])[document.pk])
     return {
         "document_id": document.pk,
         "title": document.title,

@@ -175,7 +175,11 @@ def test_only_the_owner_downloads_the_original_of_a_note_with_private_sections(
     document = Document.objects.get(path="handover.md")
     client.force_login(member)
     assert client.get(f"/library/doc/{document.pk}/original/").status_code == 404
+    assert (
+        'data-testid="download"' not in client.get(f"/library/doc/{document.pk}/").content.decode()
+    )
     client.force_login(owner)
+    assert 'data-testid="download"' in client.get(f"/library/doc/{document.pk}/").content.decode()
     response = client.get(f"/library/doc/{document.pk}/original/")
     assert response.status_code == 200
     assert b"pelican-9931" in b"".join(response.streaming_content)

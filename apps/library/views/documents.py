@@ -56,6 +56,9 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     body = [c for c in chunks if not c.annotation]
     versions = family_of(request.user, document)
     timeline = _timeline(document.source.name, versions)
+    is_owner = _is_owner(request, document)
+    # The file (and any page image) holds the private sections: its owner's alone.
+    file_shown = is_owner or not has_private_sections(document)
     context = {
         "document": document,
         # Latest for this person: the newest version they may see (a newer one
@@ -70,9 +73,10 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "versions": timeline,
         "paths": sorted(document.files.values_list("path", flat=True)),
         "tags": sorted(document.tag_rows.values_list("tag", flat=True)),
-        "is_owner": _is_owner(request, document),
-        "editable": _is_owner(request, document) and document.kind in EDITABLE_KINDS,
-        "preview_pages": _preview_pages(document),
+        "is_owner": is_owner,
+        "editable": is_owner and document.kind in EDITABLE_KINDS,
+        "file_shown": file_shown,
+        "preview_pages": _preview_pages(document) if file_shown else [],
     }
     template = "library/document.html#status" if request.htmx else "library/document.html"
     return render(request, template, context)

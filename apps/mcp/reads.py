@@ -117,7 +117,7 @@ def notes_search(user, query: str, *, mode: str = "current", limit: int = 8) -> 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}")
     limit = max(1, min(int(limit), MAX_LIMIT))
-    response = search(user, query, mode=MODES[mode], limit=limit, cloud_only=True)
+    response = search(user=user, query=query, mode=MODES[mode], limit=limit, cloud_only=True)
     sources = shareable_sources(user)
     allowed = _shareable([r.chunk_id for r in response.results], sources)
     older = {r.document_id for r in response.results if not r.is_latest}

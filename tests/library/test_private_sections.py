@@ -87,11 +87,11 @@ def shared_note(owner, vault, make_source, embedder):
 
 
 def _texts(user, query, **options):
-    return " ".join(r.text for r in search(user, query, limit=20, **options).results)
+    return " ".join(r.text for r in search(user=user, query=query, limit=20, **options).results)
 
 
 def test_the_owner_finds_their_private_section(owner, shared_note):
-    results = search(owner, "pelican-9931 blood pressure", limit=5).results
+    results = search(user=owner, query="pelican-9931 blood pressure", limit=5).results
     hit = next(r for r in results if "pelican-9931" in r.text)
     assert hit.private and hit.cloud == "local-only"
 
@@ -152,7 +152,7 @@ def test_the_family_expansion_does_not_pull_a_newer_private_section_in(member, v
 
 def test_a_cloud_search_never_returns_the_owners_private_section(owner, shared_note):
     for query in (MARKER, ALSO):
-        results = search(owner, query, limit=20, cloud_only=True).results
+        results = search(user=owner, query=query, limit=20, cloud_only=True).results
         assert results and all(r.cloud == "allowed" for r in results)
         assert not any("pelican" in r.text or "heron" in r.text for r in results)
     keyword, semantic = both_legs(owner, MARKER, cloud_only=True)
@@ -197,7 +197,7 @@ def test_a_private_section_stays_private_when_its_note_leaves_a_private_folder(
 ):
     vault.write("private/moved.md", NOTE.replace("pelican-9931", "pelican-7777"))
     source_sync(source=shared_note, embedder=None)
-    before = search(member, "quince tree pruning frost pelican-7777", limit=20).results
+    before = search(user=member, query="quince tree pruning frost pelican-7777", limit=20).results
     assert "private/moved.md" not in {r.path for r in before}
     source_update(
         source=shared_note,
@@ -205,7 +205,7 @@ def test_a_private_section_stays_private_when_its_note_leaves_a_private_folder(
         cloud=shared_note.cloud,
         private_dirs=[],  # the folder is no longer private: its notes are re-filed
     )
-    found = search(member, "pelican-7777 blood pressure clinic quince", limit=20).results
+    found = search(user=member, query="pelican-7777 blood pressure clinic quince", limit=20).results
     paths = {r.path for r in found}
     assert "private/moved.md" in paths  # the shared sections are now shared…
     assert not any("pelican-7777" in r.text for r in found)  # …the private one is not

@@ -106,8 +106,8 @@ def test_every_result_is_checked_again_before_it_leaves(owner, household, monkey
         "taxes_project.md",
     ]
 
-    def leaky_search(user, query, **options):
-        honest = search(user, query, **options)
+    def leaky_search(*, user, query, **options):
+        honest = search(user=user, query=query, **options)
         return replace(honest, results=planted + honest.results)
 
     monkeypatch.setattr(reads, "search", leaky_search)
@@ -119,4 +119,4 @@ def test_every_result_is_checked_again_before_it_leaves(owner, household, monkey
 def test_a_response_with_nothing_shareable_is_empty_not_an_error(outsider, household):
     assert reads.notes_search(outsider, "quince")["results"] == []
     assert reads.projects_list(outsider)["projects"] == []
-    assert isinstance(search(outsider, "quince"), Response)
+    assert isinstance(search(user=outsider, query="quince"), Response)

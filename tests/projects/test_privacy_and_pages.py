@@ -88,21 +88,27 @@ def test_a_cloud_view_lists_only_cloud_allowed_projects_and_no_private_field(own
 def test_the_overview_is_a_document_only_its_owner_finds(owner, member, private_bits):
     overview = Document.objects.get(source__owner=owner, path=OVERVIEW_PATH)
     assert overview.status == Document.Status.READY
-    results = search(owner, "project overview paused Garden shed rebuild", limit=10).results
+    results = search(
+        user=owner, query="project overview paused Garden shed rebuild", limit=10
+    ).results
     assert any(r.document_id == overview.pk for r in results)
     assert all(r.cloud == "local-only" for r in results if r.document_id == overview.pk)
-    member_results = search(member, "project overview paused Garden shed rebuild", limit=10)
+    member_results = search(
+        user=member, query="project overview paused Garden shed rebuild", limit=10
+    )
     assert all(r.document_id != overview.pk for r in member_results.results)
     assert not any(
         r.document_id == overview.pk
-        for r in search(owner, "project overview", limit=10, cloud_only=True).results
+        for r in search(user=owner, query="project overview", limit=10, cloud_only=True).results
     )
     # Even when its collection is shared and cloud-allowed, the overview is not.
     overview.source.sharing, overview.source.cloud = "household", "allowed"
     overview.source.save()
     assert overview.in_private_dir
     for user, cloud_only in ((member, False), (owner, True)):
-        found = search(user, "project overview paused Garden shed", limit=10, cloud_only=cloud_only)
+        found = search(
+            user=user, query="project overview paused Garden shed", limit=10, cloud_only=cloud_only
+        )
         assert all(r.document_id != overview.pk for r in found.results)
 
 

@@ -40,9 +40,14 @@ SUMMARY_MAX = 500
 @dataclass(frozen=True)
 class JobSpec:
     name: str
+    # What the job does, as a household member reads it on the Jobs page:
+    # a sentence ("Syncing your notes"), never the code name.
     title: str
     schedule: Schedule | None = None  # None: runs on demand only
     at_start: bool = False  # also queued once each time the worker starts
+    # The sentence for a run about one thing, "Reading {subject}", where the
+    # run recorded what its subject is called (on_demand_job's `subject`).
+    title_of_one: str = ""
 
     def next_run(self, now: datetime | None = None) -> datetime | None:
         if self.schedule is None:
@@ -62,16 +67,38 @@ def register(spec: JobSpec) -> JobSpec:
     return spec
 
 
+def run_title(run: JobRun) -> str:
+    """The sentence a person reads for a run ("Reading report.pdf", "Syncing
+    your notes"): the one place a job's code name becomes words."""
+    spec = REGISTRY.get(run.job)
+    if spec is None:  # a job since renamed or removed: its name, made readable
+        return run.job.replace("_", " ").capitalize()
+    subject = (run.detail or {}).get("subject")
+    if subject and spec.title_of_one:
+        return spec.title_of_one.format(subject=subject)
+    return spec.title
+
+
 class RunRecorder:
-    """Handed to the job body so it can set its one-line summary, and report
-    progress while it runs (shown on the Jobs page, which polls)."""
+    """Handed to the job body so it can set its one-line summary, report
+    progress while it runs (shown on the Jobs page, which polls), and mark
+    the run failed when the work failed without raising (a file that could
+    not be read is a handled outcome, but not an "ok" one)."""
 
     PROGRESS_EVERY = 2.0  # seconds between progress writes
 
     def __init__(self, run: JobRun) -> None:
         self.run = run
         self.summary = ""
+        self.failed = False
         self._reported = 0.0
+
+    def fail(self, summary: str) -> str:
+        """Record the run as failed with `summary`; returns it, so a body can
+        `return run.fail("…")`."""
+        self.failed = True
+        self.summary = summary
+        return summary
 
     def progress(self, text: str, *, force: bool = False) -> None:
         """Show `text` as the running job's summary (at most every few seconds)."""
@@ -96,10 +123,22 @@ def job_run(name: str, *, user_id: int | None = None, **detail) -> Iterator[RunR
         run.save(update_fields=["outcome", "summary", "error", "finished_at"])
         logger.exception("job %s failed (run %s)", name, run.pk)
         raise
-    run.outcome = JobRun.Outcome.OK
+    run.outcome = JobRun.Outcome.ERROR if recorder.failed else JobRun.Outcome.OK
     run.summary = _one_line(recorder.summary)
     run.finished_at = timezone.now()
     run.save(update_fields=["outcome", "summary", "finished_at"])
+
+
+def _subject_of(subject, args: tuple, kwargs: dict) -> str:
+    if subject is None:
+        return ""
+    try:
+        return _one_line(subject(*args, **kwargs) or "")[:200]
+    except Exception:
+        # Naming the run is a courtesy: the job runs (and says what went
+        # wrong) even when its subject cannot be looked up.
+        logger.exception("could not name the subject of a run")
+        return ""
 
 
 def _one_line(text: str) -> str:
@@ -169,16 +208,29 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def on_demand_job(*, name: str, title: str):
+def on_demand_job(
+    *,
+    name: str,
+    title: str,
+    title_of_one: str = "",
+    subject: Callable[..., str | None] | None = None,
+):
     """Register a job queued by the app (uploads, reindex). The body takes the
-    task's arguments plus `run` (the RunRecorder) and returns its summary."""
+    task's arguments plus `run` (the RunRecorder) and returns its summary.
+    `subject`, given the task's arguments, names what the run is about (a
+    file name) for `title_of_one`; it is recorded as the run starts, so the
+    Jobs page reads it without a query per row."""
 
     def decorate(body: Callable[..., str | None]):
-        register(JobSpec(name=name, title=title))
+        register(JobSpec(name=name, title=title, title_of_one=title_of_one))
 
         @db_task(name=name)
         def task(*args, user_id: int | None = None, **kwargs) -> None:
-            with job_run(name, user_id=user_id, args=[str(a) for a in args]) as run:
+            detail: dict = {"args": [str(a) for a in args]}
+            named = _subject_of(subject, args, kwargs)
+            if named:
+                detail["subject"] = named
+            with job_run(name, user_id=user_id, **detail) as run:
                 run.summary = body(*args, run=run, **kwargs) or ""
 
         task.body = body

@@ -41,7 +41,7 @@ def worker_started() -> None:
 
 @periodic_job(
     name="heartbeat",
-    title="Worker heartbeat",
+    title="Checking the worker is running",
     schedule=Cron("every 10 minutes", minute="*/10"),
 )
 def heartbeat() -> str:
@@ -52,7 +52,7 @@ def heartbeat() -> str:
 
 @periodic_job(
     name="prune",
-    title="Prune old job runs",
+    title="Clearing old job records",
     schedule=Cron("daily at 03:30", minute="30", hour="3"),
 )
 def prune() -> str:

@@ -8,8 +8,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import PurePosixPath
 
 from django.db import transaction
+from django.template.defaultfilters import pluralize
 
 from apps.core.jobs import on_demand_job, periodic_job
 from apps.core.schedules import Every
@@ -29,7 +31,21 @@ class SourcesFailed(Exception):
     job's summary, so the JobRun names each reason."""
 
 
-@on_demand_job(name="library_ingest", title="Index an added document")
+def _file_name(document_id: int, **_options) -> str:
+    path = Document.objects.filter(pk=document_id).values_list("path", flat=True).first()
+    return PurePosixPath(path).name if path else ""
+
+
+def _collection_name(source_id: int, **_options) -> str:
+    return Source.objects.filter(pk=source_id).values_list("name", flat=True).first() or ""
+
+
+@on_demand_job(
+    name="library_ingest",
+    title="Reading an added document",
+    title_of_one="Reading {subject}",
+    subject=_file_name,
+)
 def ingest_task(
     document_id: int,
     *,
@@ -43,7 +59,7 @@ def ingest_task(
 ) -> str:
     document = Document.objects.select_related("source").filter(pk=document_id).first()
     if document is None:
-        return f"document {document_id} was removed before it was indexed"
+        return "The document was removed before it was read."
     override = (date.fromisoformat(published), Document.DateSource.PUBLISHED) if published else None
     document = document_ingest(
         document=document,
@@ -55,20 +71,27 @@ def ingest_task(
         replaces=list(replaces),
     )
     if document.status == Document.Status.FAILED:
-        return f"“{document.title}” failed: {document.error}"
-    return f"indexed “{document.title}” ({document.chunks.count()} passages)"
+        return run.fail(f"Could not read “{document.title}”: {document.error}")
+    passages = document.chunks.count()
+    return f"Indexed “{document.title}”: {passages} passage{pluralize(passages)}."
 
 
-@on_demand_job(name="library_reprocess", title="Reprocess a collection")
+@on_demand_job(
+    name="library_reprocess",
+    title="Reading a collection again",
+    title_of_one="Reading {subject} again",
+    subject=_collection_name,
+)
 def reprocess_source_task(source_id: int, *, run, mode: str = "full") -> str:
     source = Source.objects.filter(pk=source_id).first()
     if source is None:
-        return f"collection {source_id} no longer exists"
+        return "The collection no longer exists."
     done, failed = source_reprocess(source=source, mode=mode)
-    return f"reprocessed {done} documents of “{source.name}” ({failed} failed)"
+    summary = f"Read {done} document{pluralize(done)} of “{source.name}” again"
+    return f"{summary}; {failed} could not be read." if failed else f"{summary}."
 
 
-@on_demand_job(name="library_reindex", title="Re-embed the library with the chosen model")
+@on_demand_job(name="library_reindex", title="Re-indexing the library for the new search model")
 def reindex_task(*, run) -> str:
     """Fill a new generation of vectors with the model an admin chose; search
     keeps using the current one until the swap at the end."""
@@ -144,7 +167,7 @@ def _finish(summary: str, scan: _Scan) -> str:
 
 @periodic_job(
     name="sources_sync",
-    title="Sync note folders",
+    title="Syncing your notes",
     schedule=Every(setting_reader("sync_interval_minutes")),
     at_start=True,
 )
@@ -167,7 +190,7 @@ def _paper_line(paper: dict[str, str]) -> str:
 
 @periodic_job(
     name="inbox_scan",
-    title="Scan PDF inboxes",
+    title="Checking the PDF inboxes",
     schedule=Every(setting_reader("inbox_interval_minutes")),
 )
 def inbox_scan() -> str:

@@ -8,6 +8,7 @@ from django import template
 from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from apps.core.jobs import run_title
 from apps.core.markdown import render_markdown
 
 register = template.Library()
@@ -44,3 +45,9 @@ def filesize(size: int) -> str:
             return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
         size /= 1024
     return str(size)
+
+
+@register.filter
+def job_title(run) -> str:
+    """A JobRun as a sentence: "Reading report.pdf" (apps.core.jobs.run_title)."""
+    return run_title(run)

@@ -154,7 +154,10 @@ def _sync_kind(kind: str) -> _Scan:
             continue
         scan.total.merge(report)
         changed = report.added + report.updated + report.removed
-        scan.lines.append(f"{source.name}: {changed} changed, {len(report.failed)} failed")
+        line = f"{source.name}: {changed} file{pluralize(changed)} changed"
+        if report.failed:
+            line += f", {len(report.failed)} could not be read"
+        scan.lines.append(line)
         scan.failed_files.extend(f"{source.name}/{f['path']}: {f['reason']}" for f in report.failed)
     return scan
 
@@ -177,7 +180,9 @@ def sources_sync() -> str:
         return "no note folders registered"
     summary = "; ".join(scan.lines) or "nothing synced"
     if scan.failed_files:
-        summary += f" ({len(scan.failed_files)} files failed, first: {scan.failed_files[0]})"
+        failed = len(scan.failed_files)
+        first = scan.failed_files[0]
+        summary += f" ({failed} file{pluralize(failed)} could not be read, first: {first})"
     return _finish(summary, scan)
 
 
@@ -199,10 +204,10 @@ def inbox_scan() -> str:
         return "no PDF inboxes registered"
     papers = [_paper_line(paper) for paper in scan.total.indexed]
     summary = (
-        f"ingested {len(papers)}: " + "; ".join(papers) if papers else "no new or changed PDFs"
+        f"read {len(papers)} new: " + "; ".join(papers) if papers else "no new or changed PDFs"
     )
     if scan.total.waiting:
         summary += f"; {len(scan.total.waiting)} still being written (next scan)"
     if scan.failed_files:
-        summary += f"; {len(scan.failed_files)} failed: " + "; ".join(scan.failed_files)
+        summary += f"; {len(scan.failed_files)} could not be read: " + "; ".join(scan.failed_files)
     return _finish(summary, scan)

@@ -252,5 +252,5 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404
     documents_mark_pending(documents=[document])
     enqueue_ingest(document, user_id=request.user.pk, full=True)
-    messages.info(request, "Reprocessing: the status below updates by itself.")
+    messages.info(request, "Reading it again: the status below updates by itself.")
     return redirect("library:document", pk=pk)

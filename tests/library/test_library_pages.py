@@ -111,7 +111,7 @@ class TestDocumentPage:
         )
         assert "We go to Porto by train." in html
         assert 'data-testid="timeline"' in html
-        assert "superseded by plans/trip_oct2026.md (2026-10-01)" in html
+        assert "replaced by plans/trip_oct2026.md (2026-10-01)" in html
         assert "current" in html
 
     def test_a_private_document_is_a_404_for_the_household(self, member, outsider, household):

@@ -9,7 +9,6 @@ from dataclasses import asdict, dataclass
 
 from apps.library.models import Chunk, DocumentFile
 
-
 # How each leg that found a passage is named on the library page; the code
 # names stay in results for tools, `kb search` and the tests.
 LEG_WORDS = {

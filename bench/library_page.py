@@ -141,7 +141,7 @@ def upload_to_searchable(user, data_dir: Path) -> None:
             if document and document.status == "failed":
                 raise SystemExit(f"ingest failed: {document.error}")
             if document and document.status == "ready":
-                hits = search(user, marker, limit=5).results
+                hits = search(user=user, query=marker, limit=5).results
                 if any(marker.split()[0] in r.text for r in hits):
                     break
             if time.perf_counter() - started > 120:

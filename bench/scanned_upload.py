@@ -92,7 +92,7 @@ def main() -> None:
             if document and document.status == "failed":
                 raise SystemExit(f"ingest failed: {document.error}")
             if document and document.status == "ready":
-                hits = search(user, MARKER, limit=5).results
+                hits = search(user=user, query=MARKER, limit=5).results
                 if any(MARKER in r.text for r in hits):
                     break
             if time.perf_counter() - started > 4 * TARGET_SECONDS:

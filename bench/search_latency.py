@@ -215,12 +215,12 @@ def main() -> None:
         queries.append(" ".join(words[start : start + picker.randint(5, 12)]))
 
     for query in queries[:5]:  # warm caches and the model
-        search.search(user, query, limit=10)
+        search.search(user=user, query=query, limit=10)
 
     totals, search_cpu = [], []
     for query in queries:
         c, t = _cpu(), time.perf_counter()
-        search.search(user, query, mode="lookup", limit=10, reranker=None)
+        search.search(user=user, query=query, mode="lookup", limit=10, reranker=None)
         totals.append((time.perf_counter() - t) * 1000)
         search_cpu.append((_cpu() - c) * 1000)
     reranked = measure_reranker(args, user, queries)
@@ -304,8 +304,11 @@ def measure_reranker(args, user, queries) -> dict | None:
     else:
         return None
     try:
-        search.search(user, queries[0], limit=10, reranker=reranker)  # load it
-        ms = [search.search(user, q, limit=10, reranker=reranker).rerank_ms for q in queries]
+        search.search(user=user, query=queries[0], limit=10, reranker=reranker)  # load it
+        ms = [
+            search.search(user=user, query=q, limit=10, reranker=reranker).rerank_ms
+            for q in queries
+        ]
     finally:
         if fake is not None:
             fake.stop()

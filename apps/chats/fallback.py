@@ -56,5 +56,5 @@ def _fallback_passages(message_id: int) -> list[tools.Passage]:
     if question is None:
         return []
     ctx = tools.TurnContext(user=answer.chat.owner, chat=answer.chat, cloud=False, notes_only=True)
-    results = search(answer.chat.owner, question.text, limit=5).results
+    results = search(user=answer.chat.owner, query=question.text, limit=5).results
     return [ctx.number(tools.passage_from_result(r, ctx.user)) for r in results]

@@ -41,9 +41,13 @@ def test_each_member_gets_a_synced_vault_with_versions_records_private_notes_and
 
 def test_a_newcomer_can_search_at_once_and_privacy_holds(seeded):
     alice, bob = User.objects.get(username="alice"), User.objects.get(username="bob")
-    top = search(alice, "when is the boiler service due now", limit=3).results[0]
+    top = search(user=alice, query="when is the boiler service due now", limit=3).results[0]
     assert top.path == "home/boiler_service_2026-10.md"
-    highlight = search(bob, "radiator flow temperature heat pump", limit=5).results
+    highlight = search(user=bob, query="radiator flow temperature heat pump", limit=5).results
     assert any(r.annotation == "highlight" for r in highlight)  # Alice shares with the household
-    assert not any("Physio" in r.text for r in search(bob, "physio knee exercises").results)
-    assert not any("Gift" in r.title for r in search(alice, "birthday gift ideas").results)
+    assert not any(
+        "Physio" in r.text for r in search(user=bob, query="physio knee exercises").results
+    )
+    assert not any(
+        "Gift" in r.title for r in search(user=alice, query="birthday gift ideas").results
+    )

@@ -91,7 +91,7 @@ class TestUpload:
         uploads = Document.objects.filter(source__kind="uploads")
         assert {d.path for d in uploads} == {"bread.pdf", "notes.md"}
         assert {d.status for d in uploads} == {"ready"}
-        assert search(owner, "sourdough starter rye").results
+        assert search(user=owner, query="sourdough starter rye").results
 
     def test_a_file_is_typed_by_its_bytes(self, owner, now):
         signed_in(owner).post(

@@ -24,7 +24,7 @@ NOTE = "The spare key to the allotment shed hangs behind the zebracorn calendar.
 
 def top_paths(owner, query: str) -> list[str]:
     connections.close_all()  # as a new request would: nothing cached from before
-    return [r.path for r in search(owner, query, limit=3).results]
+    return [r.path for r in search(user=owner, query=query, limit=3).results]
 
 
 def test_after_backup_clear_and_restore_search_works_and_doctor_passes(
@@ -46,7 +46,7 @@ def test_after_backup_clear_and_restore_search_works_and_doctor_passes(
     call_command("restore", str(backup), "--yes", stdout=StringIO())
     call_command("migrate", "--noinput", verbosity=0)
 
-    results = search(owner, "allotment shed key", limit=3).results
+    results = search(user=owner, query="allotment shed key", limit=3).results
     assert results[0].path == "garden/shed.md" and NOTE in results[0].text
     assert set(results[0].legs) == {"keyword", "semantic"}  # both indexes came back
     # A question with none of the note's words still finds it: the vectors work.

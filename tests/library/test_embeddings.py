@@ -43,7 +43,7 @@ def indexed(owner, vault, make_source, embedder):
 def test_a_model_mismatch_stops_search_and_sync_with_the_fix(owner, indexed, embedder):
     IndexState.objects.filter(pk=1).update(model_name="some-other-model")
     with pytest.raises(IndexMismatch, match=r"run `manage\.py reindex`"):
-        search(owner, "boiler")
+        search(user=owner, query="boiler")
     with pytest.raises(IndexMismatch, match=r"run `manage\.py reindex`"):
         source_sync(source=indexed, embedder=embedder)
     with pytest.raises(CommandError, match="reindex"):
@@ -59,7 +59,7 @@ def test_reindex_swaps_in_a_fresh_generation_and_search_works_again(owner, index
     assert state.model_name == "all-MiniLM-L6-v2-onnx-int8"
     assert state.generation == 2
     assert state.reindexing_since is None
-    assert search(owner, "when is the boiler service due").results[0].path == "a.md"
+    assert search(user=owner, query="when is the boiler service due").results[0].path == "a.md"
 
 
 def test_a_running_reindex_blocks_a_second_one_and_sync(owner, indexed, embedder):

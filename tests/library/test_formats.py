@@ -55,7 +55,9 @@ def add(owner, name: str, data: bytes, embedder) -> Document:
 def found(owner, query: str, embedder, document: Document) -> list:
     """The passages of `document` that a search for `query` returns."""
     return [
-        r for r in search(owner, query, embedder=embedder).results if r.document_id == document.pk
+        r
+        for r in search(user=owner, query=query, embedder=embedder).results
+        if r.document_id == document.pk
     ]
 
 

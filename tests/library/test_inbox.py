@@ -100,7 +100,7 @@ def test_new_highlights_replace_the_old_entry(inbox, vault, owner):
     inbox_scan()
     (document,) = Document.objects.all()
     assert document.pk == first.pk
-    hits = search(owner, "cover crops erosion", limit=5).results
+    hits = search(user=owner, query="cover crops erosion", limit=5).results
     assert any(hit.annotation == "highlight" for hit in hits)
 
 

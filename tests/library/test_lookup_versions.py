@@ -25,14 +25,14 @@ def boiler_notes(owner, vault, make_source, embedder):
 
 def test_the_older_copy_ranks_first_when_versions_are_side_by_side(owner, boiler_notes):
     # History mode shows every version: the premise of the test below holds.
-    results = search(owner, QUERY, mode="history", limit=5).results
+    results = search(user=owner, query=QUERY, mode="history", limit=5).results
     assert [r.path for r in results] == ["home/boiler_2025-03.md", "home/boiler_2026-10.md"]
     ranked = sorted(results, key=lambda r: -r.score)
     assert ranked[0].path == "home/boiler_2025-03.md"
 
 
 def test_lookup_shows_the_latest_copy_of_the_same_passage(owner, boiler_notes):
-    results = search(owner, QUERY, mode="lookup", limit=5).results
+    results = search(user=owner, query=QUERY, mode="lookup", limit=5).results
     assert len(results) == 1  # one per family
     assert results[0].path == "home/boiler_2026-10.md"
     assert results[0].is_latest
@@ -45,7 +45,7 @@ def test_lookup_keeps_an_older_passage_the_latest_does_not_carry(
     vault.write("home/boiler_2025-03.md", f"# Boiler contacts Heatwise\n\n{PASSAGE}\n")
     vault.write("home/boiler_2026-10.md", "# Numbers\n\nThe boiler was replaced by a heat pump.\n")
     source_sync(source=make_source(owner, vault), embedder=embedder)
-    results = search(owner, QUERY, mode="lookup", limit=5).results
+    results = search(user=owner, query=QUERY, mode="lookup", limit=5).results
     # The family's latest version joins above its older ones (issue 10's family
     # expansion), and the older passage it no longer carries is still shown.
     assert [r.path for r in results] == ["home/boiler_2026-10.md", "home/boiler_2025-03.md"]

@@ -60,7 +60,7 @@ def test_choosing_the_model_reindexes_in_the_worker_and_search_keeps_working(
 
     def spying_fill(*args, **kwargs):
         # While the new generation fills, search still answers from the old one.
-        seen_during.append(search(owner, "Heizung Wartung").results[0].path)
+        seen_during.append(search(user=owner, query="Heizung Wartung").results[0].path)
         return fill(*args, **kwargs)
 
     monkeypatch.setattr(reindex_module, "_fill", spying_fill)
@@ -88,9 +88,9 @@ def test_choosing_the_model_reindexes_in_the_worker_and_search_keeps_working(
 
     # German questions with umlauts and a compound find the German note.
     for question in ("Wer macht die Heizungswartung?", "Herr Muller", "jahrliche Wartung"):
-        assert search(owner, question).results[0].path == "haus/heizung.md", question
-    assert search(owner, "Steuer Belege").results[0].path == "papiere/steuer.md"
-    assert search(owner, "who services the heating").results[0].path == "haus/heizung.md"
+        assert search(user=owner, query=question).results[0].path == "haus/heizung.md", question
+    assert search(user=owner, query="Steuer Belege").results[0].path == "papiere/steuer.md"
+    assert search(user=owner, query="who services the heating").results[0].path == "haus/heizung.md"
 
 
 def test_saving_the_same_model_queues_nothing(owner, german):

@@ -85,7 +85,7 @@ def test_highlight_with_comment_on_page_two_is_found_by_search(owner, vault, mak
     document = Document.objects.get(source=source, path="reports/garden-report.pdf")
     assert document.status == Document.Status.READY
     assert document.kind == Document.Kind.PDF
-    results = search(owner, HIGHLIGHTED, embedder=embedder).results
+    results = search(user=owner, query=HIGHLIGHTED, embedder=embedder).results
     highlights = [r for r in results if r.text.startswith("[HIGHLIGHT p.2]")]
     assert len(highlights) == 1
     [hit] = highlights
@@ -102,7 +102,7 @@ def test_sticky_note_is_found_by_search_as_a_note(owner, vault, make_source, emb
     source = make_source(owner, vault)
     source_sync(source=source, embedder=embedder)
 
-    results = search(owner, "heater warranty Bob", embedder=embedder).results
+    results = search(user=owner, query="heater warranty Bob", embedder=embedder).results
 
     notes = [r for r in results if r.annotation == "note"]
     assert [r.text for r in notes] == [f"[NOTE p.1] {STICKY}"]
@@ -145,7 +145,7 @@ def test_scanned_pdf_with_only_annotations_is_ready_with_a_warning(
         "[HIGHLIGHT p.1] — note: warranty runs five years",
         "[NOTE p.1] receipt for the new boiler",
     ]
-    results = search(owner, "boiler receipt", embedder=embedder).results
+    results = search(user=owner, query="boiler receipt", embedder=embedder).results
     assert any(r.text == "[NOTE p.1] receipt for the new boiler" for r in results)
 
 
@@ -194,7 +194,7 @@ def test_unreadable_pdfs_fail_with_clear_reasons_while_the_rest_syncs(
         document = Document.objects.get(source=source, path=path)
         assert document.status == Document.Status.READY, path
         assert document.chunks.exists(), path
-    results = search(owner, "roof re-tiled", embedder=embedder).results
+    results = search(user=owner, query="roof re-tiled", embedder=embedder).results
     assert any(r.path == "fine.pdf" for r in results)
 
     # Failed files are not retried (or rewritten) while they are unchanged.
@@ -287,5 +287,5 @@ def test_add_file_puts_a_pdf_in_the_owners_uploads_and_leaves_the_original_alone
     assert document.original.startswith("uploads/") and document.original.endswith(
         "field-notes.pdf"
     )
-    results = search(owner, HIGHLIGHTED, embedder=embedder).results
+    results = search(user=owner, query=HIGHLIGHTED, embedder=embedder).results
     assert any(r.text.startswith("[HIGHLIGHT p.2]") and r.source == "Uploads" for r in results)

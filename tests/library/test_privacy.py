@@ -27,7 +27,7 @@ def shared_vault(owner, vault, make_source, embedder):
 
 
 def texts(user, query, **options):
-    return [r.text for r in search(user, query, limit=20, **options).results]
+    return [r.text for r in search(user=user, query=query, limit=20, **options).results]
 
 
 def both_legs(user, query, **pool_options):
@@ -96,7 +96,7 @@ def test_cloud_only_never_returns_local_only_chunks(
     cloudy = make_vault("cloudy")
     cloudy.write("recipes.md", "# Recipes\n\nMs Okafor's lentil soup recipe.\n")
     source_sync(source=make_source(owner, cloudy, name="cloud", cloud="allowed"), embedder=embedder)
-    results = search(owner, "Ms Okafor appointment", cloud_only=True, limit=20).results
+    results = search(user=owner, query="Ms Okafor appointment", cloud_only=True, limit=20).results
     assert results and all(r.cloud == "allowed" for r in results)
     assert not any("accountant" in r.text for r in results)
     keyword, semantic = both_legs(owner, "accountant Okafor appointment March", cloud_only=True)
@@ -104,7 +104,7 @@ def test_cloud_only_never_returns_local_only_chunks(
 
 
 def test_a_private_folder_is_local_only_even_in_a_cloud_allowed_source(owner, shared_vault):
-    results = search(owner, SECRET, cloud_only=True, limit=20).results
+    results = search(user=owner, query=SECRET, cloud_only=True, limit=20).results
     assert not any("zebracorn" in r.text for r in results)
 
 

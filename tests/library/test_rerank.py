@@ -60,7 +60,7 @@ def use_endpoint(fake: FakeRerank, *, location: str = "local", api: str = "jina"
 def test_it_is_off_unless_configured(owner, library, embedder):
     forget_configured_reranker()
     assert configured_reranker() is None
-    results = search(owner, "hedge birds", embedder=embedder).results
+    results = search(user=owner, query="hedge birds", embedder=embedder).results
     assert all("rerank" not in r.legs for r in results)
 
 
@@ -69,7 +69,7 @@ def test_an_endpoint_reorders_the_top_passages(owner, library, embedder, fake, a
     use_endpoint(fake, api=api)
     # The fused order puts the lawn first; the reranker counts query words.
     query = "when to mow the lawn hedge trim spring birds nested"
-    results = search(owner, query, mode="lookup", embedder=embedder).results
+    results = search(user=owner, query=query, mode="lookup", embedder=embedder).results
     assert results[0].path == "garden/hedge.md"  # the most query words
     assert "rerank" in results[0].legs
     [request] = fake.requests
@@ -86,7 +86,7 @@ def test_an_endpoint_reorders_the_top_passages(owner, library, embedder, fake, a
 def test_latest_first_still_holds_after_reranking(owner, library, embedder, fake):
     use_endpoint(fake)
     # The reranker prefers the March note (it names Tomasz and WarmHome).
-    results = search(owner, "boiler engineer Tomasz WarmHome", embedder=embedder).results
+    results = search(user=owner, query="boiler engineer Tomasz WarmHome", embedder=embedder).results
     paths = [r.path for r in results]
     assert paths[0] == "home/boiler_service_2026-10.md" and results[0].is_latest
     if "home/boiler_service_2026-03.md" in paths:
@@ -94,10 +94,10 @@ def test_latest_first_still_holds_after_reranking(owner, library, embedder, fake
 
 
 def test_a_failing_endpoint_leaves_the_fused_order(owner, library, embedder, fake):
-    plain = [r.path for r in search(owner, "hedge birds spring", reranker=None).results]
+    plain = [r.path for r in search(user=owner, query="hedge birds spring", reranker=None).results]
     use_endpoint(fake)
     fake.fail_with = 500
-    results = search(owner, "hedge birds spring", embedder=embedder).results
+    results = search(user=owner, query="hedge birds spring", embedder=embedder).results
     assert [r.path for r in results] == plain
     assert fake.requests and all("rerank" not in r.legs for r in results)
 
@@ -110,7 +110,7 @@ def test_a_cloud_reranker_only_receives_cloud_allowed_passages(
     local = make_source(owner, private, name="diary", cloud=Source.Cloud.LOCAL_ONLY)
     source_sync(source=local, embedder=embedder)
     use_endpoint(fake, location="cloud")
-    results = search(owner, "trim the hedge birds", embedder=embedder).results
+    results = search(user=owner, query="trim the hedge birds", embedder=embedder).results
     assert any(r.path == "diary.md" for r in results)  # still found, in its fused place
     assert fake.sent_texts and not any("thought about the birds" in t for t in fake.sent_texts)
     assert all("rerank" not in r.legs for r in results if r.path == "diary.md")
@@ -124,8 +124,10 @@ def test_a_cross_encoder_in_a_directory_reranks_locally(owner, library, embedder
     row.save()
     try:
         query = "garden jobs for the lawn in spring"
-        plain = search(owner, query, mode="lookup", reranker=None, embedder=embedder).results
-        results = search(owner, query, mode="lookup", embedder=embedder).results
+        plain = search(
+            user=owner, query=query, mode="lookup", reranker=None, embedder=embedder
+        ).results
+        results = search(user=owner, query=query, mode="lookup", embedder=embedder).results
     finally:
         forget_configured_reranker()
     assert plain[0].path != "garden/compost.md"  # only the cross-encoder puts it first

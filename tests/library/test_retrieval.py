@@ -10,6 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from apps.chats.tools.context import TurnContext
+from apps.chats.tools.library import search_notes
 from apps.library.index import fts
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Document, Source
@@ -85,7 +87,7 @@ def test_a_keyword_row_holds_title_headings_path_words_record_and_text(owner, va
 
 
 def test_a_word_only_in_the_title_finds_the_latest_version_first(owner, boiler, embedder):
-    results = search(owner, "boiler", embedder=embedder).results
+    results = search(user=owner, query="boiler", embedder=embedder).results
     assert results[0].path == "home/boiler_service_2026-10.md"
     assert results[0].is_latest
     march = [r for r in results if r.path == "home/boiler_service_2026-03.md"]
@@ -96,7 +98,7 @@ def test_a_word_only_in_the_file_name_is_found(owner, vault, make_source, embedd
     vault.write("insurance/harbour_mutual_renewal.md", "# Renewal\n\nPaid £312 by direct debit.\n")
     vault.write("notes/misc.md", "# Misc\n\nNothing much.\n")
     synced(owner, vault, make_source, embedder)
-    top = search(owner, "harbour mutual", embedder=embedder).results[0]
+    top = search(user=owner, query="harbour mutual", embedder=embedder).results[0]
     assert top.path == "insurance/harbour_mutual_renewal.md"
     assert "keyword" in top.legs
 
@@ -105,7 +107,7 @@ def test_a_heading_match_outranks_a_body_mention(owner, vault, make_source, embe
     vault.write("a.md", "# Garden\n\n## Compost\n\nTurn it every two weeks.\n")
     vault.write("b.md", "# Shed\n\nThe shed is next to the compost heap and the bikes.\n")
     synced(owner, vault, make_source, embedder)
-    results = search(owner, "compost", mode="lookup", embedder=embedder).results
+    results = search(user=owner, query="compost", mode="lookup", embedder=embedder).results
     assert results[0].path == "a.md"
 
 
@@ -113,14 +115,16 @@ def test_reindex_fts_rebuilds_the_keyword_rows_without_embedding(owner, boiler, 
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {fts.FTS_TABLE}")
     assert not [
-        r for r in search(owner, "boiler", embedder=embedder).results if "keyword" in r.legs
+        r
+        for r in search(user=owner, query="boiler", embedder=embedder).results
+        if "keyword" in r.legs
     ]
     out = StringIO()
     before = embedder.passages
     call_command("reindex", "--fts", stdout=out)
     assert "rebuilt the keyword index" in out.getvalue()
     assert embedder.passages == before  # nothing re-embedded
-    top = search(owner, "boiler", embedder=embedder).results[0]
+    top = search(user=owner, query="boiler", embedder=embedder).results[0]
     assert top.path == "home/boiler_service_2026-10.md" and "keyword" in top.legs
 
 
@@ -135,9 +139,9 @@ def test_fts_syntax_in_titles_and_file_names_never_breaks_a_query(
     vault.write(f"{safe}.md", f"# {name}\n\nThe seed order for spring.\n")
     synced(owner, vault, make_source, embedder)
     for query in (name, f"{name} seed order", "seed order"):
-        response = search(owner, query, embedder=embedder)
+        response = search(user=owner, query=query, embedder=embedder)
         assert response.mode in {"lookup", "present", "history"}
-    assert search(owner, "seed order spring", embedder=embedder).results
+    assert search(user=owner, query="seed order spring", embedder=embedder).results
 
 
 # --- family expansion and latest only -----------------------------------------------------
@@ -146,7 +150,9 @@ def test_fts_syntax_in_titles_and_file_names_never_breaks_a_query(
 def test_latest_only_drops_older_versions_in_search_cli_and_library(
     owner, boiler, embedder, client
 ):
-    response = search(owner, "boiler Tomasz WarmHome", latest_only=True, embedder=embedder)
+    response = search(
+        user=owner, query="boiler Tomasz WarmHome", latest_only=True, embedder=embedder
+    )
     assert response.results and all(r.is_latest for r in response.results)
     assert not any(r.path.endswith("2026-03.md") for r in response.results)
     out = StringIO()
@@ -164,7 +170,7 @@ def test_latest_only_drops_older_versions_in_search_cli_and_library(
 
 
 def test_history_mode_still_lists_every_version_in_date_order(owner, boiler, embedder):
-    results = search(owner, "boiler", mode="history", embedder=embedder).results
+    results = search(user=owner, query="boiler", mode="history", embedder=embedder).results
     paths = [r.path for r in results if r.path.startswith("home/boiler")]
     assert paths == ["home/boiler_service_2026-03.md", "home/boiler_service_2026-10.md"]
 
@@ -189,10 +195,10 @@ def test_a_latest_version_in_a_private_folder_is_never_pulled_in_for_others(
     )
     assert old.family == new.family and new.is_latest and not old.is_latest
 
-    mine = search(owner, "lowest salary I would take", embedder=embedder).results
+    mine = search(user=owner, query="lowest salary I would take", embedder=embedder).results
     assert mine[0].path == "private/salary_expectations.md"
 
-    theirs = search(member, "lowest salary I would take", embedder=embedder).results
+    theirs = search(user=member, query="lowest salary I would take", embedder=embedder).results
     assert [r.path for r in theirs] == ["money/salary_expectations.md"]
     # For them the old one is the newest version there is: nothing points past it.
     assert theirs[0].is_latest and theirs[0].superseded_by == ""
@@ -211,12 +217,10 @@ def test_a_family_whose_latest_failed_falls_back_to_the_newest_parsed_and_says_s
     assert failed.status == Document.Status.FAILED
     v1 = doc(source, "plans/lisbon_plan_v1.md")
     assert v1.is_latest and v1.family == failed.family
-    top = search(owner, "Lisbon flights", embedder=embedder).results[0]
+    top = search(user=owner, query="Lisbon flights", embedder=embedder).results[0]
     assert top.path == "plans/lisbon_plan_v1.md" and top.is_latest
     assert "plans/lisbon_plan_v2.md" in top.note and "could not be read" in top.note
     # The chat's search tool passes the note on to the model.
-    from apps.chats.tools import TurnContext, search_notes
-
     ctx = TurnContext(user=owner, chat=None, cloud=False, notes_only=True)
     assert "plans/lisbon_plan_v2.md, could not be read" in search_notes(ctx, {"query": "Lisbon"})
 
@@ -249,7 +253,7 @@ def test_a_note_moved_into_a_subfolder_and_updated_is_its_later_version(
     new = doc(source, "household/home/tech/wifi_and_broadband.md")
     assert old.family == new.family
     assert new.is_latest and not old.is_latest
-    top = search(owner, "where is the wifi router", embedder=embedder).results[0]
+    top = search(user=owner, query="where is the wifi router", embedder=embedder).results[0]
     assert top.path == "household/home/tech/wifi_and_broadband.md"
 
     client.force_login(owner)
@@ -331,7 +335,7 @@ def records(owner, vault, make_source, embedder):
 def test_everyday_status_words_find_the_records_carrying_that_status(
     owner, records, embedder, question, expected
 ):
-    results = search(owner, question, limit=3, embedder=embedder).results
+    results = search(user=owner, query=question, limit=3, embedder=embedder).results
     assert results[0].path == expected
     assert "record" in results[0].legs
 
@@ -339,7 +343,7 @@ def test_everyday_status_words_find_the_records_carrying_that_status(
 def test_a_status_nobody_has_boosts_nothing(owner, vault, make_source, embedder):
     vault.write("a.md", "# Walks\n\nThe river path is muddy after rain.\n")
     synced(owner, vault, make_source, embedder)
-    results = search(owner, "which jobs turned me down", embedder=embedder).results
+    results = search(user=owner, query="which jobs turned me down", embedder=embedder).results
     assert all("record" not in r.legs for r in results)
 
 
@@ -361,7 +365,7 @@ def test_the_status_table_maps_everyday_phrases_to_statuses():
 
 
 def test_records_another_person_cannot_see_boost_nothing(owner, member, records, embedder):
-    results = search(member, "Which jobs turned me down?", embedder=embedder).results
+    results = search(user=member, query="Which jobs turned me down?", embedder=embedder).results
     assert results == []  # the owner's vault is not shared
 
 
@@ -410,15 +414,13 @@ def test_where_a_project_stands_ranks_its_latest_note_first(owner, vault, make_s
     )
     synced(owner, vault, make_source, embedder)
     for question in ("Where are we with the garden studio?", "What's holding up the studio?"):
-        results = search(owner, question, embedder=embedder).results
+        results = search(user=owner, query=question, embedder=embedder).results
         assert results[0].path == "projects/garden_studio_2026-10.md", question
         older = [r.path for r in results if not r.is_latest]
         assert all(p != "projects/garden_studio_2026-10.md" for p in older)
 
 
 def test_the_chat_search_tool_takes_latest_only(owner, boiler, embedder):
-    from apps.chats.tools import TurnContext, search_notes
-
     ctx = TurnContext(user=owner, chat=None, cloud=False, notes_only=True)
     everything = search_notes(ctx, {"query": "boiler engineer Tomasz WarmHome"})
     assert "boiler_service_2026-10.md" in everything

@@ -31,7 +31,7 @@ def library(owner, vault, make_source, embedder):
     ['"', "*", "NEAR(backend", "-backend", "title:backend", "a AND OR NOT", "(((", "x" * 10_000],
 )
 def test_fts_syntax_and_huge_queries_do_not_error(owner, library, query):
-    response = search(owner, query)
+    response = search(user=owner, query=query)
     assert response.mode in {"lookup", "present", "history"}
 
 
@@ -40,44 +40,49 @@ def test_fts_query_quotes_every_word():
 
 
 def test_a_record_header_makes_records_findable_by_their_fields(owner, library):
-    top = search(owner, "jobs I was rejected from", limit=1).results[0]
+    top = search(user=owner, query="jobs I was rejected from", limit=1).results[0]
     assert top.path == "jobs/acme.md"
 
 
 def test_tag_filter_is_an_exact_match(owner, library):
-    remote = search(owner, "applied role", filters=Filters(tags=["remote"])).results
+    remote = search(user=owner, query="applied role", filters=Filters(tags=["remote"])).results
     assert {r.path for r in remote} == {"jobs/acme.md"}  # not remote-first
 
 
 def test_category_status_and_entity_filters(owner, library):
     found = search(
-        owner, "applied", filters=Filters(category="job_application", status="interviewing")
+        user=owner,
+        query="applied",
+        filters=Filters(category="job_application", status="interviewing"),
     )
     assert {r.path for r in found.results} == {"jobs/globex.md"}
-    by_entity = search(owner, "applied", filters=Filters(entity="acme"))
+    by_entity = search(user=owner, query="applied", filters=Filters(entity="acme"))
     assert {r.path for r in by_entity.results} == {"jobs/acme.md"}
 
 
 def test_date_range_filter(owner, library):
-    found = search(owner, "applied role", filters=Filters(date_from=date(2026, 9, 1)))
+    found = search(user=owner, query="applied role", filters=Filters(date_from=date(2026, 9, 1)))
     assert {r.path for r in found.results} == {"jobs/globex.md"}
 
 
 def test_kind_and_source_filters(owner, library):
-    assert search(owner, "backend", filters=Filters(kinds=["pdf"])).results == []
-    assert search(owner, "backend", filters=Filters(source_ids=[library.pk + 99])).results == []
-    assert search(owner, "backend", filters=Filters(source_ids=[library.pk])).results
+    assert search(user=owner, query="backend", filters=Filters(kinds=["pdf"])).results == []
+    assert (
+        search(user=owner, query="backend", filters=Filters(source_ids=[library.pk + 99])).results
+        == []
+    )
+    assert search(user=owner, query="backend", filters=Filters(source_ids=[library.pk])).results
 
 
 def test_results_say_which_legs_matched(owner, library):
-    results = search(owner, "fridge hums", limit=3).results
+    results = search(user=owner, query="fridge hums", limit=3).results
     assert results[0].path == "notes/kitchen.md"
     assert "keyword" in results[0].legs and "semantic" in results[0].legs
 
 
 def test_an_empty_query_returns_nothing(owner, library):
-    assert search(owner, "   ").results == []
+    assert search(user=owner, query="   ").results == []
 
 
 def test_limit_is_respected(owner, library):
-    assert len(search(owner, "applied backend role fridge", limit=2).results) == 2
+    assert len(search(user=owner, query="applied backend role fridge", limit=2).results) == 2

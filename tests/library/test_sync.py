@@ -111,7 +111,9 @@ def reason_for(report, path: str) -> str:
 
 
 def texts_found(user, query: str, embedder) -> list[str]:
-    return [r.text for r in search(user, query, mode="lookup", embedder=embedder).results]
+    return [
+        r.text for r in search(user=user, query=query, mode="lookup", embedder=embedder).results
+    ]
 
 
 # --- first sync: what is indexed -----------------------------------------------
@@ -343,7 +345,7 @@ def test_renaming_and_moving_a_file_keeps_its_document_and_chunks_without_embedd
     assert Document.objects.filter(source=source).count() == 2
     assert index_rows(ids) == {"fts": set(ids), "vec": set(ids), "emb": set(ids)}
     assert_index_mirrors_chunks()
-    results = search(owner, "compost heap", mode="lookup", embedder=embedder).results
+    results = search(user=owner, query="compost heap", mode="lookup", embedder=embedder).results
     assert any(r.path == "archive/2024/garden-plan.md" for r in results)
 
 

@@ -114,7 +114,9 @@ def test_an_exact_copy_is_one_document_listing_both_paths(owner, vault, make_sou
         "plan_oct2026.md",
         "plan_oct2026_backup.md",
     ]
-    results = search(owner, "Lisbon budget euros", mode="lookup", embedder=embedder).results
+    results = search(
+        user=owner, query="Lisbon budget euros", mode="lookup", embedder=embedder
+    ).results
     assert [r.path for r in results] == ["plan_oct2026.md"]
     assert results[0].duplicate_paths == ["plan_oct2026_backup.md"]
 
@@ -131,7 +133,9 @@ def test_an_original_added_after_its_copy_becomes_the_primary_path(
     assert embedder.passages == passages  # the same bytes are not embedded again
     document = Document.objects.get(source=source)
     assert document.path == "plan_oct2026.md"
-    results = search(owner, "Lisbon budget euros", mode="lookup", embedder=embedder).results
+    results = search(
+        user=owner, query="Lisbon budget euros", mode="lookup", embedder=embedder
+    ).results
     assert results[0].path == "plan_oct2026.md"
     assert results[0].duplicate_paths == ["plan_oct2026_backup.md"]
 
@@ -157,11 +161,13 @@ def test_a_changed_number_across_dated_versions_keeps_both_and_present_shows_the
     vault.write("budget_oct2026.md", "# Budget\n\nRent is 1250 euros, paid on the first.\n")
     source = synced(owner, vault, make_source, embedder)
     assert Document.objects.filter(source=source).count() == 2
-    results = search(owner, "rent euros", mode="present", embedder=embedder).results
+    results = search(user=owner, query="rent euros", mode="present", embedder=embedder).results
     assert "1250" in results[0].text and results[0].is_latest
     older = [r for r in results if "1200" in r.text]
     assert all(not r.is_latest and r.superseded_by.startswith("budget_oct2026.md") for r in older)
-    latest_only = search(owner, "rent euros", mode="present", latest_only=True, embedder=embedder)
+    latest_only = search(
+        user=owner, query="rent euros", mode="present", latest_only=True, embedder=embedder
+    )
     assert not any("1200" in r.text for r in latest_only.results)
 
 
@@ -293,7 +299,7 @@ def test_a_file_dated_only_by_its_mtime_is_weak_and_shown_undated(
     assert document.date_source == "mtime-weak"
     assert document.effective_date == date(2026, 4, 2)
     assert document.shown_date is None
-    results = search(owner, "saffron blue tin", embedder=embedder).results
+    results = search(user=owner, query="saffron blue tin", embedder=embedder).results
     assert results and results[0].path == "pantry.md"
     assert results[0].date is None
     assert results[0].date_source == "mtime-weak"
@@ -308,7 +314,7 @@ def test_a_dated_heading_refines_a_month_in_the_name(owner, vault, make_source, 
     # A heading in another month does not override the name.
     retro = doc(source, "retro_aug2026.md")
     assert (retro.effective_date, retro.date_source) == (date(2026, 8, 1), "filename")
-    result = search(owner, "demoed the parser", embedder=embedder).results[0]
+    result = search(user=owner, query="demoed the parser", embedder=embedder).results[0]
     assert (result.date, result.date_source) == ("2026-08-18", "heading")
 
 
@@ -339,7 +345,9 @@ def test_latest_moves_to_a_newer_version_and_back_when_it_is_deleted(
     assert october.is_latest and not june.is_latest
     assert not june.chunks.filter(is_latest=True).exists()
     assert october.chunks.exists() and not october.chunks.filter(is_latest=False).exists()
-    present = search(owner, "staff engineer Initech Rust", mode="present", embedder=embedder)
+    present = search(
+        user=owner, query="staff engineer Initech Rust", mode="present", embedder=embedder
+    )
     assert present.results[0].path == "career_plan_oct2026.md"
     assert [r.is_latest for r in present.results] == [True, False]
 
@@ -351,7 +359,9 @@ def test_latest_moves_to_a_newer_version_and_back_when_it_is_deleted(
     assert not Chunk.objects.filter(
         document__source=source, document__path__contains="oct"
     ).exists()
-    present = search(owner, "staff engineer Initech Rust", mode="present", embedder=embedder)
+    present = search(
+        user=owner, query="staff engineer Initech Rust", mode="present", embedder=embedder
+    )
     assert [r.path for r in present.results] == ["career_plan_jun2026.md"]
     assert present.results[0].is_latest
 
@@ -371,7 +381,7 @@ def career_plans(owner, vault, make_source, embedder):
 def test_present_ranks_an_older_version_below_the_latest_even_for_its_exact_wording(
     owner, career_plans, embedder
 ):
-    results = search(owner, JUNE, mode="present", limit=10, embedder=embedder).results
+    results = search(user=owner, query=JUNE, mode="present", limit=10, embedder=embedder).results
     assert results[0].path == "career_plan_oct2026.md" and results[0].is_latest
     older = [i for i, r in enumerate(results) if not r.is_latest]
     current = [i for i, r in enumerate(results) if r.is_latest]
@@ -382,7 +392,9 @@ def test_present_ranks_an_older_version_below_the_latest_even_for_its_exact_word
 
 def test_latest_only_drops_older_versions(owner, career_plans, embedder):
     for mode in ("present", "lookup", "auto"):
-        results = search(owner, JUNE, mode=mode, latest_only=True, embedder=embedder).results
+        results = search(
+            user=owner, query=JUNE, mode=mode, latest_only=True, embedder=embedder
+        ).results
         assert results and all(r.is_latest for r in results)
         assert not any("Initech" in r.text for r in results)
 
@@ -392,7 +404,10 @@ def test_lookup_returns_an_older_version_that_matches_right_after_its_latest(
 ):
     # Only the June version has these words; the October one joins above it.
     results = search(
-        owner, "a staff role at Initech, Rust on weekends", mode="lookup", embedder=embedder
+        user=owner,
+        query="a staff role at Initech, Rust on weekends",
+        mode="lookup",
+        embedder=embedder,
     ).results
     assert results[0].path == "career_plan_oct2026.md"
     assert results[0].is_latest and "version" in results[0].legs
@@ -405,7 +420,7 @@ def test_lookup_returns_an_older_version_that_matches_right_after_its_latest(
 def test_lookup_with_an_older_versions_exact_wording_still_puts_the_latest_first(
     owner, career_plans, embedder
 ):
-    response = search(owner, JUNE, mode="lookup", embedder=embedder)
+    response = search(user=owner, query=JUNE, mode="lookup", embedder=embedder)
     assert response.mode == "lookup"
     assert response.results[0].path == "career_plan_oct2026.md"
     june = next(r for r in response.results if r.path == "career_plan_jun2026.md")
@@ -416,7 +431,9 @@ def test_lookup_with_an_older_versions_exact_wording_still_puts_the_latest_first
 
 
 def test_auto_mode_with_current_wording_is_present(owner, career_plans, embedder):
-    response = search(owner, "what is my current plan about Initech and Rust", embedder=embedder)
+    response = search(
+        user=owner, query="what is my current plan about Initech and Rust", embedder=embedder
+    )
     assert response.mode == "present"
     assert response.results[0].path == "career_plan_oct2026.md"
     assert all(not r.is_latest for r in response.results if r.path == "career_plan_jun2026.md")
@@ -425,7 +442,11 @@ def test_auto_mode_with_current_wording_is_present(owner, career_plans, embedder
 def test_history_returns_every_version_of_the_family_oldest_first(owner, career_plans, embedder):
     # Only the August version has these words.
     response = search(
-        owner, "Halvorsen robotics lab Oslo office", mode="history", limit=5, embedder=embedder
+        user=owner,
+        query="Halvorsen robotics lab Oslo office",
+        mode="history",
+        limit=5,
+        embedder=embedder,
     )
     assert response.mode == "history"
     family = doc(career_plans, "career_plan_oct2026.md").family
@@ -440,7 +461,9 @@ def test_history_returns_every_version_of_the_family_oldest_first(owner, career_
 
 
 def test_auto_mode_with_change_wording_is_history(owner, career_plans, embedder):
-    response = search(owner, "how did my career plan change over time", embedder=embedder)
+    response = search(
+        user=owner, query="how did my career plan change over time", embedder=embedder
+    )
     assert response.mode == "history"
     paths = [r.path for r in response.results if r.path.startswith("career_plan")]
     assert paths == ["career_plan_jun2026.md", "career_plan_aug2026.md", "career_plan_oct2026.md"]
@@ -471,20 +494,24 @@ def test_a_log_in_present_mode_puts_its_newest_section_first(owner, vault, make_
     assert (document.effective_date, document.date_source) == (date(2026, 10, 15), "section")
 
     query = "status of the parser migration"
-    present = search(owner, query, mode="present", embedder=embedder).results
+    present = search(user=owner, query=query, mode="present", embedder=embedder).results
     assert present[0].section == "2026-10-15" and present[0].is_latest
     assert "merged and deployed" in present[0].text
     assert (present[0].date, present[0].date_source) == ("2026-10-15", "section")
     assert all(not r.is_latest for r in present[1:])
-    latest_only = search(owner, query, mode="present", latest_only=True, embedder=embedder)
+    latest_only = search(
+        user=owner, query=query, mode="present", latest_only=True, embedder=embedder
+    )
     assert [r.section for r in latest_only.results] == ["2026-10-15"]
 
     # The older sections are still there for a question that is not about now.
-    lookup = search(owner, "blocked on code review by Priya", mode="lookup", embedder=embedder)
+    lookup = search(
+        user=owner, query="blocked on code review by Priya", mode="lookup", embedder=embedder
+    )
     assert lookup.results[0].section == "2026-10-01"
     assert (lookup.results[0].date, lookup.results[0].date_source) == ("2026-10-01", "section")
     assert lookup.results[0].is_latest is False
-    history = search(owner, query, mode="history", embedder=embedder).results
+    history = search(user=owner, query=query, mode="history", embedder=embedder).results
     dates = [r.date for r in history]
     assert len(dates) >= 2 and "2026-10-15" in dates
     assert dates == sorted(dates)
@@ -503,5 +530,5 @@ def test_a_note_without_other_versions_gives_two_passages_in_lookup_as_in_presen
     )
     synced(owner, vault, make_source, embedder)
     for mode in ("present", "lookup"):
-        results = search(owner, "boat in May", mode=mode, embedder=embedder).results
+        results = search(user=owner, query="boat in May", mode=mode, embedder=embedder).results
         assert sorted(r.section for r in results) == ["Engine", "Hull"], mode

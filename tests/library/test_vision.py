@@ -103,7 +103,7 @@ def test_a_figure_is_described_by_the_local_vision_model_and_found_by_what_it_sh
     assert Image.open(io.BytesIO(picture)).size == (640, 400)  # the chart itself, not the page
     asked = request.json["messages"][-1]["content"][0]["text"]
     assert "page 1" in asked and CAPTION in asked
-    results = search(owner, "turquoise bars chart", embedder=embedder).results
+    results = search(user=owner, query="turquoise bars chart", embedder=embedder).results
     assert results[0].document_id == document.pk and results[0].annotation == "figure"
 
 
@@ -205,7 +205,7 @@ def test_a_photo_is_found_by_what_it_shows(owner, describing, local_vision, home
     assert photo.text.startswith("[PHOTO] A photo of the data label on a wall-mounted gas boiler")
     [(_, sent)] = home_llm.chat_requests[0].images
     assert Image.open(io.BytesIO(sent)).height > Image.open(io.BytesIO(sent)).width  # upright
-    results = search(owner, "the photo of the boiler's label", embedder=embedder).results
+    results = search(user=owner, query="the photo of the boiler's label", embedder=embedder).results
     assert results[0].document_id == document.pk
 
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import time
 
+from django.contrib.auth.models import User
+
 from apps.library.index import tables
 from apps.library.index.embeddings import Embedder, embedder_for_index
 from apps.library.search import timemode
@@ -47,9 +49,9 @@ _DEFAULT = object()
 
 
 def search(
-    user,
-    query: str,
     *,
+    user: User,
+    query: str,
     mode: str = timemode.AUTO,
     limit: int = 10,
     cloud_only: bool = False,

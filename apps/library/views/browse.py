@@ -53,7 +53,7 @@ def index(request: HttpRequest) -> HttpResponse:
     if query:
         try:
             response = search(
-                request.user, query, mode=request.GET.get("mode", "auto"),
+                user=request.user, query=query, mode=request.GET.get("mode", "auto"),
                 limit=SEARCH_LIMIT, filters=_search_filters(filters),
                 latest_only=filters.latest,
             )  # fmt: skip

@@ -267,8 +267,8 @@ class Command(SubcommandCommand):
             self.stdout.write(json.dumps(self._search_json(user, options["query"], options)))
             return
         response = search(
-            user,
-            options["query"],
+            user=user,
+            query=options["query"],
             mode=options["mode"],
             limit=options["limit"],
             cloud_only=options["cloud_only"],
@@ -289,8 +289,8 @@ class Command(SubcommandCommand):
     def _search_json(self, user, query: str, options: dict) -> dict:
         started = time.perf_counter()
         response = search(
-            user,
-            query,
+            user=user,
+            query=query,
             mode=options["mode"],
             limit=options["limit"],
             cloud_only=options["cloud_only"],

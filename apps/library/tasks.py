@@ -146,19 +146,25 @@ class _Scan:
 def _sync_kind(kind: str) -> _Scan:
     """Sync every source of `kind`; one source's failure never stops the next."""
     scan = _Scan()
-    for source in Source.objects.filter(kind=kind).order_by("pk"):
+    for source in Source.objects.filter(kind=kind).select_related("owner").order_by("pk"):
+        # Named with its owner: each person's vault may have the same name.
+        name = f"{source.name} ({source.owner.name})"
         try:
             report = source_sync(source=source)
         except SourceUnavailable as exc:
-            scan.unavailable.append(f"{source.name}: {exc}")
+            scan.unavailable.append(f"{name}: {exc}")
             continue
         scan.total.merge(report)
         changed = report.added + report.updated + report.removed
-        line = f"{source.name}: {changed} file{pluralize(changed)} changed"
+        line = (
+            f"{name}: {changed} file{pluralize(changed)} changed"
+            if changed
+            else f"{name}: no changes"
+        )
         if report.failed:
             line += f", {len(report.failed)} could not be read"
         scan.lines.append(line)
-        scan.failed_files.extend(f"{source.name}/{f['path']}: {f['reason']}" for f in report.failed)
+        scan.failed_files.extend(f"{name}/{f['path']}: {f['reason']}" for f in report.failed)
     return scan
 
 

@@ -193,3 +193,22 @@ def test_the_library_filters_show_whole_labels_and_fold_behind_a_button_on_a_pho
     page.keyboard.press("Escape")
     assert not page.locator("select[name=collection]").is_visible()
     assert console_errors == []
+
+
+def test_no_page_is_wider_than_a_phone(page, console_errors, live_server_url, admin, long_chat):
+    # An admin sees the most: the Jobs page's schedule, the Admin link.
+    page.set_viewport_size(PHONE)
+    sign_in(page, live_server_url, username="root")
+    for path in (
+        "/chat/",
+        "/library/",
+        "/library/collections/",
+        "/drafts/",
+        "/jobs/",
+        "/settings/",
+    ):
+        page.goto(f"{live_server_url}{path}")
+        width = page.evaluate("document.scrollingElement.scrollWidth")
+        assert width <= PHONE["width"], f"{path} is {width}px wide"
+    screenshot(page, "phone-settings")
+    assert console_errors == []

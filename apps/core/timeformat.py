@@ -3,7 +3,7 @@
 There is one time zone per instance (settings.TIME_ZONE, JARVIS_TIME_ZONE):
 a household shares a home. Templates use the `when` filter
 (apps/core/templatetags/jarvis.py); scripts read the zone from
-<html data-time-zone> and write the same shape (static/js/drafts/clock.js).
+<body data-time-zone> and write the same shape (static/js/drafts/clock.js).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 // Times as every page writes them: 24-hour, "2026-12-01 19:30", in the
-// household's time zone (<html data-time-zone>, from settings.TIME_ZONE; see
+// household's time zone (<body data-time-zone>, from settings.TIME_ZONE; see
 // apps/core/timeformat.py and the `when` template filter), not the browser's
 // locale, which gave a 12-hour clock here and 24-hour elsewhere.
 
@@ -9,7 +9,7 @@ function parts(moment, withSeconds) {
     hour: "2-digit", minute: "2-digit", hourCycle: "h23",
   };
   if (withSeconds) options.second = "2-digit";
-  var zone = document.documentElement.dataset.timeZone;
+  var zone = document.body.dataset.timeZone;
   if (zone) options.timeZone = zone;
   var out = {};
   try {
@@ -29,7 +29,7 @@ export function timeOfDay(value, withSeconds) {
 }
 
 // "2026-12-01 19:30" (or with seconds).
-export function when(value, withSeconds) {
+export function dayAndTime(value, withSeconds) {
   var p = parts(new Date(value), withSeconds);
   return p.year + "-" + p.month + "-" + p.day + " " + timeOfDay(value, withSeconds);
 }

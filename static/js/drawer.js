@@ -38,7 +38,8 @@
 
   function setup(button) {
     var panel = panelOf(button);
-    if (!panel) return;
+    if (!panel || button.hasAttribute("data-drawer-ready")) return;
+    button.setAttribute("data-drawer-ready", "");
     panel.setAttribute("data-drawer", "closed");
     button.hidden = false;
     button.addEventListener("click", function () {
@@ -66,7 +67,11 @@
     });
   });
 
-  document.addEventListener("DOMContentLoaded", function () {
-    document.querySelectorAll("[data-drawer-toggle]").forEach(setup);
-  });
+  function setupWithin(root) {
+    if (root.matches && root.matches("[data-drawer-toggle]")) setup(root);
+    if (root.querySelectorAll) root.querySelectorAll("[data-drawer-toggle]").forEach(setup);
+  }
+  document.addEventListener("DOMContentLoaded", function () { setupWithin(document); });
+  // Content htmx swaps in later (a page part re-rendered) gets its drawers too.
+  document.addEventListener("htmx:load", function (event) { setupWithin(event.detail.elt); });
 })();

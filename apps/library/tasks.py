@@ -12,8 +12,11 @@ from pathlib import PurePosixPath
 
 from django.db import transaction
 from django.template.defaultfilters import pluralize
+from django.urls import reverse
 
 from apps.core.jobs import on_demand_job, periodic_job
+from apps.core.models import Notice
+from apps.core.notices import notice_send
 from apps.core.schedules import Every
 from apps.instance.selectors import setting_reader
 from apps.library.index.embeddings import EmbeddingUnavailable, configured_model
@@ -56,10 +59,19 @@ def ingest_task(
     doi: str = "",
     published: str = "",
     replaces: tuple[int, ...] = (),
+    notify: bool = False,
 ) -> str:
     document = Document.objects.select_related("source").filter(pk=document_id).first()
     if document is None:
         return "The document was removed before it was read."
+    try:
+        return _ingest(run, document, full, title, authors, doi, published, replaces)
+    finally:
+        if notify:
+            _notify_owner(document_id)
+
+
+def _ingest(run, document, full, title, authors, doi, published, replaces) -> str:
     override = (date.fromisoformat(published), Document.DateSource.PUBLISHED) if published else None
     document = document_ingest(
         document=document,
@@ -74,6 +86,28 @@ def ingest_task(
         return run.fail(f"Could not read “{document.title}”: {document.error}")
     passages = document.chunks.count()
     return f"Indexed “{document.title}”: {passages} passage{pluralize(passages)}."
+
+
+def _notify_owner(document_id: int) -> None:
+    """A toast for the person whose document this is (never anyone else):
+    it is ready to search, or why it could not be read."""
+    document = Document.objects.select_related("source").filter(pk=document_id).first()
+    if document is None or document.status not in (Document.Status.READY, Document.Status.FAILED):
+        return
+    # A file by the name it was added under ("report.pdf"); a page or paper by its title.
+    by_title = document.kind in (Document.Kind.WEB, Document.Kind.PAPER)
+    name = (document.title if by_title else "") or document.path.rsplit("/", 1)[-1]
+    url = reverse("library:document", args=[document.pk])
+    if document.status == Document.Status.READY:
+        notice_send(user_id=document.source.owner_id, text=f"{name} is ready to search.", url=url)
+    else:
+        reason = document.error or "the file could not be read"
+        notice_send(
+            user_id=document.source.owner_id,
+            text=f"Could not read {name}: {reason}",
+            level=Notice.Level.ERROR,
+            url=url,
+        )
 
 
 @on_demand_job(
@@ -126,9 +160,12 @@ def enqueue_reindex_if_model_changed() -> bool:
     return True
 
 
-def enqueue_ingest(document: Document, *, user_id: int, **options) -> None:
-    """Queue indexing once the transaction that created the document commits."""
-    transaction.on_commit(lambda: ingest_task(document.pk, user_id=user_id, **options))
+def enqueue_ingest(document: Document, *, user_id: int, notify: bool = True, **options) -> None:
+    """Queue indexing once the transaction that created the document commits.
+    `notify`: its owner gets a notice when it is ready or has failed."""
+    transaction.on_commit(
+        lambda: ingest_task(document.pk, user_id=user_id, notify=notify, **options)
+    )
 
 
 def enqueue_reprocess(source: Source, *, user_id: int, mode: str) -> None:

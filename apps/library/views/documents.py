@@ -68,6 +68,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "is_owner": _is_owner(request, document),
         "editable": _is_owner(request, document) and document.kind in EDITABLE_KINDS,
         "preview_pages": _preview_pages(document),
+        "pdf_viewer": _shows_as_pdf(document),
     }
     template = "library/document.html#status" if request.htmx else "library/document.html"
     return render(request, template, context)
@@ -122,6 +123,14 @@ def _pages_with_ocr(document: Document, body: list[Chunk]) -> list[_Page]:
 def _folder(path: str) -> str:
     parent = str(PurePosixPath(path).parent)
     return "" if parent == "." else f"{parent}/"
+
+
+def _shows_as_pdf(document: Document) -> bool:
+    """Whether the page shows the original in the PDF viewer (PDF.js, static/js/pdf-viewer.js)."""
+    if document.kind == Document.Kind.PDF:
+        return True
+    # A paper's original is its PDF, unless only its abstract page was kept.
+    return document.kind == Document.Kind.PAPER and document.original.lower().endswith(".pdf")
 
 
 def _preview_pages(document: Document) -> list[int]:
@@ -252,5 +261,9 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404
     documents_mark_pending(documents=[document])
     enqueue_ingest(document, user_id=request.user.pk, full=True)
+    if request.htmx:
+        # "Retry" beside a failed file on the Add page: its status starts over in place.
+        document.refresh_from_db()
+        return render(request, "library/_doc_status.html", {"document": document})
     messages.info(request, "Reading it again: the status below updates by itself.")
     return redirect("library:document", pk=pk)

@@ -150,7 +150,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Before whitenoise so static files get the same headers as pages.
     "apps.core.middleware.SecurityHeadersMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "apps.core.middleware.StaticFilesMiddleware",  # whitenoise, async-capable
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -258,6 +258,17 @@ HUEY = {
     },
 }
 JOB_RUNS_KEEP_DAYS = env_int("JARVIS_JOB_RUNS_KEEP_DAYS", 30, minimum=1)
+# Liveness (apps/core/heartbeat.py): the worker writes a heartbeat this often;
+# one older than the stale age turns the header badge and /healthz red.
+HEARTBEAT_SECONDS = env_int("JARVIS_HEARTBEAT_SECONDS", 30, minimum=1)
+HEARTBEAT_STALE_SECONDS = env_int("JARVIS_HEARTBEAT_STALE_SECONDS", 120, minimum=2)
+if HEARTBEAT_STALE_SECONDS <= HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured(
+        "JARVIS_HEARTBEAT_STALE_SECONDS: expected more than JARVIS_HEARTBEAT_SECONDS "
+        f"({HEARTBEAT_SECONDS}), got {HEARTBEAT_STALE_SECONDS}"
+    )
+# A job still running after this long is marked failed (its work is abandoned).
+JOB_TIME_LIMIT_MINUTES = env_int("JARVIS_JOB_TIME_LIMIT_MINUTES", 60, minimum=1)
 
 # --- Library
 EMBEDDING_MODEL = env_str("JARVIS_EMBEDDING_MODEL", "all-MiniLM-L6-v2-onnx-int8")
@@ -265,6 +276,34 @@ EMBEDDING_THREADS = env_int("JARVIS_EMBEDDING_THREADS", 2, minimum=1)
 UPLOAD_MAX_MB = env_int("JARVIS_UPLOAD_MAX_MB", 50, minimum=1)
 # A PDF inbox file modified more recently than this may still be being written.
 INBOX_QUIET_SECONDS = env_int("JARVIS_INBOX_QUIET_SECONDS", 30, minimum=0)
+
+# --- Parsing untrusted files: a child process with limits (docs/library.md "Limits").
+# The long lane: one parse at a time, with the full limits.
+PARSE_TIMEOUT_SECONDS = env_int("JARVIS_PARSE_TIMEOUT_SECONDS", 300, minimum=5)
+PARSE_CPU_SECONDS = env_int("JARVIS_PARSE_CPU_SECONDS", 300, minimum=5)
+# Address space a parse may add to the parser process's own (~1 GB mapped, mostly shared).
+PARSE_MEMORY_MB = env_int("JARVIS_PARSE_MEMORY_MB", 1024, minimum=64)
+# The quick lane every file tries first: a file that takes longer, or makes
+# more passages than this, waits for the long lane instead of holding a thread.
+PARSE_QUICK_SECONDS = env_int("JARVIS_PARSE_QUICK_SECONDS", 10, minimum=1)
+PARSE_QUICK_MAX_CHUNKS = env_int("JARVIS_PARSE_QUICK_MAX_CHUNKS", 300, minimum=1)
+# OCR (scanned PDF pages, images) runs only in the long lane. Its time limit
+# there grows by OCR_PAGE_SECONDS for each scanned page (at most OCR_MAX_PAGES
+# are read; later pages are skipped with a warning).
+OCR_MAX_PAGES = env_int("JARVIS_OCR_MAX_PAGES", 100, minimum=0)
+OCR_PAGE_SECONDS = env_int("JARVIS_OCR_PAGE_SECONDS", 6, minimum=1)
+# Format caps, checked before parsing (apps/library/ingest/parsing/limits.py).
+MAX_PDF_PAGES = env_int("JARVIS_MAX_PDF_PAGES", 2000, minimum=1)
+MAX_UNPACKED_MB = env_int("JARVIS_MAX_UNPACKED_MB", 50, minimum=1)
+MAX_ZIP_ENTRIES = env_int("JARVIS_MAX_ZIP_ENTRIES", 5000, minimum=1)
+MAX_ZIP_RATIO = env_int("JARVIS_MAX_ZIP_RATIO", 100, minimum=2)
+MAX_CHUNKS = env_int("JARVIS_MAX_CHUNKS", 5000, minimum=1)
+MAX_TEXT_MB = env_int("JARVIS_MAX_TEXT_MB", 20, minimum=1)
+# PDF page previews: rendered in the same kind of child, a few at a time.
+PREVIEW_TIMEOUT_SECONDS = env_int("JARVIS_PREVIEW_TIMEOUT_SECONDS", 20, minimum=1)
+PREVIEW_MEMORY_MB = env_int("JARVIS_PREVIEW_MEMORY_MB", 512, minimum=64)
+PREVIEW_CONCURRENCY = env_int("JARVIS_PREVIEW_CONCURRENCY", 2, minimum=1)
+PREVIEW_CACHE_DIR = DATA_DIR / "cache" / "previews"
 
 # --- Chat
 CHAT_MAX_CHARS = env_int("JARVIS_CHAT_MAX_CHARS", 32_000, minimum=100)
@@ -294,6 +333,9 @@ DRAFTS_SNAPSHOTS_KEPT = env_int("JARVIS_DRAFTS_SNAPSHOTS_KEPT", 50, minimum=1)
 # Building PDFs (latexmk, pandoc) in a bwrap sandbox: apps/drafts/toolchain.py.
 DRAFTS_COMPILE_TIMEOUT_SECONDS = env_int("JARVIS_DRAFTS_COMPILE_TIMEOUT_SECONDS", 180, minimum=5)
 DRAFTS_PDF_MARGIN = env_str("JARVIS_DRAFTS_PDF_MARGIN", "2cm")
+# Builds at a time: per person, and for the whole instance; others queue.
+DRAFTS_BUILDS_PER_PERSON = env_int("JARVIS_DRAFTS_BUILDS_PER_PERSON", 1, minimum=1)
+DRAFTS_BUILDS_AT_ONCE = env_int("JARVIS_DRAFTS_BUILDS_AT_ONCE", 2, minimum=1)
 # The same rule as apps.drafts.toolchain.MARGIN: the value reaches pandoc's LaTeX.
 if not re.fullmatch(r"[0-9]{1,3}(?:\.[0-9]{1,3})?(?:cm|mm|in|pt)", DRAFTS_PDF_MARGIN):
     raise ImproperlyConfigured(

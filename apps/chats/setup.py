@@ -9,6 +9,8 @@ from datetime import date
 
 from django.utils import timezone
 
+from apps.chats import tree
+from apps.chats.attachments import expand_images, without_images
 from apps.chats.kinds import prompt_parts
 from apps.chats.models import Chat, Message
 from apps.core.errors import JarvisError
@@ -16,6 +18,7 @@ from apps.instance.prompts import response_style_for
 from apps.instance.prompts import system_prompt as instance_prompt
 from apps.llm import ProviderConfig, provider_config_for
 from apps.llm.selectors import default_model_for, resolve_model
+from apps.llm.transcript import images_of, is_local_only
 
 
 @dataclass
@@ -29,6 +32,9 @@ class TurnSetup:
     cloud: bool
     system: str
     history: list[dict] = field(default_factory=list)
+    # The question as the model gets it (attached pictures read, or named for
+    # a model that cannot see them).
+    question_turns: list[dict] = field(default_factory=list)
     refusal: str = ""  # set when the turn must not run (a private chat on a cloud model…)
 
 
@@ -39,6 +45,12 @@ NOTES_ONLY = (
 OWN_KNOWLEDGE = (
     "Search the notes first. If they do not hold the answer you may add general knowledge, "
     "but call use_own_knowledge first and say which parts are not from the notes."
+)
+
+
+LOCAL_IMAGE = (
+    "The attached picture is local-only (this chat, its collection or its folder keeps it "
+    "off cloud models), so only a local model may see it."
 )
 
 
@@ -62,18 +74,27 @@ def system_prompt(user, chat: Chat) -> str:
 
 
 def conversation(chat: Chat, *, before: int) -> list[dict]:
-    """Earlier turns as provider-neutral turns: messages after the summary,
-    without failed replies (their text is an error for the person, not context)."""
+    """Earlier turns as provider-neutral turns: the messages on the branch
+    leading to message `before` (not other branches: a regenerated answer or
+    an edited question is not context), after the summary, without failed
+    replies (their text is an error for the person, not context)."""
     turns: list[dict] = []
-    messages = chat.messages.filter(pk__lt=before, pk__gt=chat.summary_upto).order_by("pk")
-    for message in messages:
+    for message in after_summary(chat, tree.lineage(chat, before)[:-1]):
         if message.status in (Message.Status.ERROR, Message.Status.INTERRUPTED):
             continue
         if message.role == Message.Role.ASSISTANT and not message.turns and message.text:
             turns.append({"role": "assistant", "blocks": [{"type": "text", "text": message.text}]})
             continue
         turns.extend(message.turns)
-    return _balanced(turns)
+    return _balanced(without_images(turns))
+
+
+def after_summary(chat: Chat, path: list[Message]) -> list[Message]:
+    """The messages of `path` the summary does not cover."""
+    for index, message in enumerate(path):
+        if message.pk == chat.summary_upto:
+            return path[index + 1 :]
+    return path
 
 
 def _balanced(turns: list[dict]) -> list[dict]:
@@ -89,12 +110,10 @@ def _balanced(turns: list[dict]) -> list[dict]:
 
 
 def load(answer_id: int) -> TurnSetup:
-    answer = Message.objects.select_related("chat", "chat__owner").get(pk=answer_id)
+    answer = Message.objects.select_related("chat", "chat__owner", "parent").get(pk=answer_id)
     chat = answer.chat
     user = chat.owner
-    question = (
-        chat.messages.filter(pk__lt=answer.pk, role=Message.Role.USER).order_by("-pk").first()
-    )
+    question = question_of(answer)
     setup = TurnSetup(
         user=user, chat=chat, question=question, answer=answer, model=None, config=None,
         cloud=False, system=system_prompt(user, chat),
@@ -120,7 +139,26 @@ def load(answer_id: int) -> TurnSetup:
         return setup
     setup.config = config
     setup.history = conversation(chat, before=question.pk if question else answer.pk)
+    if question is not None:
+        setup.question_turns = expand_images(
+            question.turns, chat=chat, vision=bool(model.supports_vision)
+        )
+        if setup.cloud and any(is_local_only(b) for b in images_of(setup.question_turns)):
+            # apps.llm.stream_chat would refuse it too; this says why in words.
+            setup.refusal = LOCAL_IMAGE
     return setup
+
+
+def question_of(answer: Message) -> Message | None:
+    """The person's message `answer` replies to (its parent in the tree)."""
+    if answer.parent_id is not None:
+        return answer.parent
+    # Never linked into a tree (written before it): the message before it.
+    return (
+        answer.chat.messages.filter(pk__lt=answer.pk, role=Message.Role.USER)
+        .order_by("-pk")
+        .first()
+    )
 
 
 def today() -> date:

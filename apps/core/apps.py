@@ -1,3 +1,5 @@
+import os
+
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 from django.urls import register_converter
@@ -15,6 +17,13 @@ class CoreConfig(AppConfig):
         # `<id:pk>` in every app's URLs and websocket routes (apps.core.ids); here,
         # because ready() runs before any URLconf or routing module is imported.
         register_converter(IdConverter, "id")
+        # What sandbox children may run (apps.core.sandbox): every process
+        # registers the same names, and the zygote has them loaded.
+        autodiscover_modules("sandboxed")
+        if os.environ.get("JARVIS_SANDBOX_ZYGOTE") == "1":
+            # The zygote is forked for every parse: it loads only what the
+            # children need, which keeps each fork cheap.
+            return
         # Every process (web, worker, CLI) imports the apps' tasks modules so the
         # job registry is complete: the Jobs page and sync_status list every job,
         # and the web can enqueue tasks the worker knows by the same names.

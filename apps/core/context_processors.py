@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django.urls import reverse
 
+from apps.core.heartbeat import worker_running
+
 NAV = (
     ("chat", "Chat", "chats:index"),
     ("library", "Library", "library:index"),
@@ -31,4 +33,5 @@ def shell(request: HttpRequest) -> dict:
         items.append(
             {"key": "admin", "label": "Admin", "url": reverse("admin:index"), "active": False}
         )
-    return {"nav_items": items, "theme": user.theme}
+    # Everyone sees when the worker is down: their uploads and syncs wait for it.
+    return {"nav_items": items, "theme": user.theme, "worker_running": worker_running()}

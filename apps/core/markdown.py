@@ -4,8 +4,11 @@
 markdown-it renders with raw HTML disabled (so `<script>` in a note is text),
 then nh3 sanitises the result against an allowlist: no scripts, no event
 handlers, no `style`, no `hx-*` attributes, no `javascript:` links, no iframes.
-Links get `rel="noopener noreferrer"`; external images are not loaded (they
-would tell a third party what you read): they become links. Fenced code with a
+Links get `rel="noopener noreferrer"`. No image is ever loaded: an external
+one would tell a third party what you read, and one pointing into Jarvis
+itself (`![](/library/doc/7/page/1.png)` in a shared note) would make every
+reader's browser fire a request on the author's behalf, such as an expensive
+page render. Every image becomes a link that says it is one. Fenced code with a
 known language is coloured by Pygments as `<span class="…">` tokens, which the
 sanitiser keeps (classes only, no styles); the colours live in app.css.
 
@@ -18,7 +21,6 @@ source line) so the editor can keep the preview scrolled with the text.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import nh3
@@ -107,6 +109,15 @@ def _render_fence(
     return html.replace("<pre", f'<pre data-line="{line}"', 1)
 
 
+def _render_image(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    alt = self.renderInlineAsText(token.children or [], options, env) or "image"
+    src = str(token.attrGet("src") or "")
+    return f'<a href="{escapeHtml(src)}">[image: {escapeHtml(alt)}]</a>'
+
+
 def _build_renderer(*, math: bool) -> MarkdownIt:
     md = (
         MarkdownIt(
@@ -117,6 +128,7 @@ def _build_renderer(*, math: bool) -> MarkdownIt:
         .use(tasklists_plugin)
     )
     md.add_render_rule("fence", _render_fence)
+    md.add_render_rule("image", _render_image)
     if math:
         # Pandoc's rule for what counts as inline maths: no space just inside the
         # dollars and no digit straight after the closing one, so "$5 and $10" is money.
@@ -184,12 +196,11 @@ _LINE_TAGS = {
 
 ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5",
-    "h6", "hr", "i", "img", "input", "kbd", "li", "mark", "ol", "p", "pre", "s", "span",
+    "h6", "hr", "i", "input", "kbd", "li", "mark", "ol", "p", "pre", "s", "span",
     "strong", "sub", "sup", "table", "tbody", "td", "th", "thead", "tr", "ul",
 } | _MATHML_TAGS  # fmt: skip
 ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     "a": {"href", "title"},
-    "img": {"src", "alt", "title"},
     "code": {"class"},
     "span": {"class"},
     "td": {"align"},
@@ -202,13 +213,6 @@ for _tag, _names in _MATHML_ATTRIBUTES.items():
 for _tag in _LINE_TAGS:
     ALLOWED_ATTRIBUTES[_tag] = ALLOWED_ATTRIBUTES.get(_tag, set()) | {"data-line"}
 URL_SCHEMES = {"http", "https", "mailto"}
-_EXTERNAL_IMAGE = re.compile(r'<img src="(https?://[^"]*)"(?: alt="([^"]*)")?[^>]*>')
-
-
-def _no_external_images(html: str) -> str:
-    return _EXTERNAL_IMAGE.sub(
-        lambda m: f'<a href="{m.group(1)}">[image: {m.group(2) or "external"}]</a>', html
-    )
 
 
 def _only_digit_lines(_tag: str, attribute: str, value: str) -> str | None:
@@ -232,7 +236,6 @@ def render_markdown(text: str, *, math: bool = False, source_lines: bool = False
     if source_lines:
         _mark_source_lines(tokens)
     html = md.renderer.render(tokens, md.options, env)
-    html = _no_external_images(html)
     clean = nh3.clean(
         html,
         tags=ALLOWED_TAGS,

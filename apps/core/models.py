@@ -15,6 +15,7 @@ class JobRun(models.Model):
     """
 
     class Outcome(models.TextChoices):
+        QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         OK = "ok", "OK"
         ERROR = "error", "Error"
@@ -27,6 +28,9 @@ class JobRun(models.Model):
         on_delete=models.SET_NULL,
         related_name="job_runs",
     )
+    # Set when a queued run was recorded (task.enqueue); started_at is when
+    # the worker took it (for a queued run, when it was queued so far).
+    queued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(default=timezone.now, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.RUNNING)
@@ -49,6 +53,31 @@ class JobRun(models.Model):
         if self.finished_at is None:
             return None
         return (self.finished_at - self.started_at).total_seconds()
+
+    @property
+    def about(self) -> str:
+        """What a queued or running run is about: its summary so far, else its title."""
+        return self.summary or str((self.detail or {}).get("title", ""))
+
+    @property
+    def elapsed_seconds(self) -> float:
+        """How long it has waited (queued) or run (running) so far."""
+        since = self.queued_at if self.outcome == self.Outcome.QUEUED else self.started_at
+        return max(0.0, (timezone.now() - (since or self.started_at)).total_seconds())
+
+
+class Heartbeat(models.Model):
+    """The latest sign of life of a background component ("worker"), written
+    every JARVIS_HEARTBEAT_SECONDS by apps.core.heartbeat. One older than
+    JARVIS_HEARTBEAT_STALE_SECONDS means the component is not running."""
+
+    component = models.CharField(max_length=50, unique=True)
+    beat_at = models.DateTimeField()
+    pid = models.IntegerField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.component} {self.beat_at:%Y-%m-%d %H:%M:%S}"
 
 
 class Notice(models.Model):

@@ -33,6 +33,12 @@ def job_runs_visible_to(user) -> QuerySet[JobRun]:
     return runs if user.is_staff else runs.filter(user=user)
 
 
+def work_in_flight(user) -> list[JobRun]:
+    """What is queued or running, oldest first: a person's own, or everyone's for admins."""
+    active = [JobRun.Outcome.RUNNING, JobRun.Outcome.QUEUED]
+    return list(job_runs_visible_to(user).filter(outcome__in=active).order_by("started_at", "pk"))
+
+
 def job_statuses(user) -> list[JobStatus]:
     runs = job_runs_visible_to(user)
     names = set(runs.values_list("job", flat=True).distinct())

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.views.decorators.http import require_GET, require_POST
 
+from apps.core.heartbeat import stale_components
 from apps.core.jobs import REGISTRY, run_now
 from apps.core.notices import notice_dismiss
-from apps.core.selectors import job_runs_visible_to, job_statuses
+from apps.core.selectors import job_runs_visible_to, job_statuses, work_in_flight
 
 
 @require_GET
@@ -20,7 +23,16 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-def healthz(request: HttpRequest) -> HttpResponse:
+async def healthz(request: HttpRequest) -> HttpResponse:
+    """Plain "ok", or 503 naming what is not running: a component whose
+    heartbeat is missing or too old, or a database that does not answer."""
+    try:
+        stale = await sync_to_async(stale_components)()
+    except DatabaseError as exc:
+        return HttpResponse(f"database: {exc}", status=503, content_type="text/plain")
+    if stale:
+        body = "not running: " + "; ".join(s.describe() for s in stale)
+        return HttpResponse(body, status=503, content_type="text/plain")
     return HttpResponse("ok", content_type="text/plain")
 
 
@@ -28,10 +40,12 @@ def healthz(request: HttpRequest) -> HttpResponse:
 @require_GET
 def jobs(request: HttpRequest) -> HttpResponse:
     statuses = job_statuses(request.user)
+    in_flight = work_in_flight(request.user)
     context = {
         "statuses": statuses,
-        "runs": job_runs_visible_to(request.user)[:50],
-        "any_running": any(s.running for s in statuses),
+        "in_flight": in_flight,
+        "runs": job_runs_visible_to(request.user).exclude(outcome__in=["queued", "running"])[:50],
+        "any_running": bool(in_flight) or any(s.running for s in statuses),
     }
     template = "core/jobs.html#live" if request.htmx else "core/jobs.html"
     return render(request, template, context)

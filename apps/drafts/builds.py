@@ -31,7 +31,11 @@ def tools_available() -> dict[str, bool]:
     return toolchain.available()
 
 
-def build(*, draft: Draft, filename: str, kind: str) -> Build:
+def build_check(*, draft: Draft, filename: str, kind: str) -> Path:
+    """The file to build, or Refused saying why it cannot be built. Cheap:
+    asked before the build waits its turn (apps.drafts.build_queue)."""
+    if kind not in ("compile", "export"):
+        raise Refused("A draft is compiled (.tex) or exported (.md).")
     path = sandbox.resolve(draft.owner_id, draft.key, filename)
     suffix = Path(filename).suffix.lower()
     if kind == "compile" and suffix != ".tex":
@@ -43,6 +47,12 @@ def build(*, draft: Draft, filename: str, kind: str) -> Build:
     available = toolchain.available()
     if not available["latex" if kind == "compile" else "pandoc"]:
         raise Refused("This server has no LaTeX/pandoc installed; ask an admin.")
+    return path
+
+
+def build(*, draft: Draft, filename: str, kind: str) -> Build:
+    """Check and build now (the queue's work for one ticket)."""
+    path = build_check(draft=draft, filename=filename, kind=kind)
     timeout = settings.DRAFTS_COMPILE_TIMEOUT_SECONDS
     if kind == "compile":
         result = toolchain.compile_tex(path.parent, filename, timeout=timeout)

@@ -22,5 +22,6 @@ urlpatterns = [
     path("<id:pk>/proposals/<id:proposal_id>/discard/", views.proposal_discard, name="discard"),
     path("<id:pk>/preview/", views.preview, name="preview"),
     path("<id:pk>/build/<str:kind>/", views.build, name="build"),
+    path("<id:pk>/build/<str:kind>/<slug:ticket>/", views.build_status, name="build_status"),
     path("<id:pk>/pdf/<str:kind>/", views.pdf, name="pdf"),
 ]

@@ -21,6 +21,7 @@ from apps.chats.views import answer_send
 from apps.core.errors import AlreadyExists, Conflict, JarvisError, Refused
 from apps.core.ids import parse_id
 from apps.drafts import builds, sandbox, selectors, services
+from apps.drafts.build_queue import build_queue
 from apps.drafts.forms import NewDraftForm, NewFileForm
 from apps.drafts.preview import preview_for
 from apps.instance.selectors import instance_settings
@@ -339,23 +340,53 @@ def preview(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def build(request: HttpRequest, pk: int, kind: str) -> JsonResponse:
+    """Queue a build: the answer is a ticket the editor polls (build_status)."""
     draft = selectors.get_draft_for(request.user, pk)
     try:
-        result = builds.build(draft=draft, filename=_body(request).get("name", ""), kind=kind)
+        filename = _body(request).get("name", "")
+        builds.build_check(draft=draft, filename=filename, kind=kind)
+        ticket = build_queue().submit(
+            user_id=request.user.pk,
+            draft_id=draft.pk,
+            kind=kind,
+            filename=filename,
+            work=lambda: builds.build(draft=draft, filename=filename, kind=kind),
+        )
     except JarvisError as exc:
         return _error(str(exc))
+    return JsonResponse(_ticket_answer(draft, ticket), status=202)
+
+
+@login_required
+@require_GET
+def build_status(request: HttpRequest, pk: int, kind: str, ticket: str) -> JsonResponse:
+    draft = selectors.get_draft_for(request.user, pk)
+    found = build_queue().ticket_for(ticket, user_id=request.user.pk, draft_id=draft.pk)
+    if found is None or found.kind != kind:
+        return _error("There is no such build.", status=404)
+    return JsonResponse(_ticket_answer(draft, found))
+
+
+def _ticket_answer(draft, ticket) -> dict:
+    answer = {
+        "ticket": ticket.id,
+        "state": ticket.state,
+        "status_url": reverse("drafts:build_status", args=[draft.pk, ticket.kind, ticket.id]),
+    }
+    if ticket.state == "queued":
+        answer["ahead"] = build_queue().ahead_of(ticket)
+        answer["running"] = len(build_queue().running())
+    if ticket.state != "done":
+        return answer
+    result = ticket.result
+    if ticket.error or result is None:
+        answer.update(ok=False, seconds=0, error=ticket.error, log="", url="")
+        return answer
     url = ""
     if result.ok:
-        url = f"{reverse('drafts:pdf', args=[draft.pk, kind])}?name={result.filename}"
-    return JsonResponse(
-        {
-            "ok": result.ok,
-            "seconds": result.seconds,
-            "error": result.error,
-            "log": result.log,
-            "url": url,
-        }
-    )
+        url = f"{reverse('drafts:pdf', args=[draft.pk, ticket.kind])}?name={result.filename}"
+    answer.update(ok=result.ok, seconds=result.seconds, error=result.error, log=result.log, url=url)
+    return answer
 
 
 @login_required

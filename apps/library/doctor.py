@@ -23,7 +23,7 @@ from django.utils import timezone
 from apps.library.index import fts, tables
 from apps.library.index.embeddings import configured_model, get_embedder
 from apps.library.models import Chunk, Document, Source
-from apps.library.tasks import ingest_task
+from apps.library.tasks import enqueue_ingest
 from jarvis_site.db.base import load_sqlite_vec
 
 STUCK_AFTER = timedelta(minutes=30)
@@ -176,7 +176,7 @@ def check_stuck() -> list[Finding]:
 def _requeue(documents: list[Document]) -> str:
     for document in documents:
         Document.objects.filter(pk=document.pk).update(status=Document.Status.PENDING)
-        ingest_task(document.pk, user_id=document.source.owner_id)
+        enqueue_ingest(document, user_id=document.source.owner_id, notify=False)
     return f"queued {len(documents)} documents again"
 
 

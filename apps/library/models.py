@@ -133,6 +133,13 @@ class Document(models.Model):
     in_private_dir = models.BooleanField(default=False)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     error = models.TextField(blank=True)
+    # Bumped each time the document is queued for indexing or cancelled; a
+    # task carries the value it was queued with and drops its work when the
+    # value has moved on (apps.library.services.queue).
+    queue_token = models.PositiveIntegerField(default=0)
+    # Times the parser (or the worker, mid-parse) died on this document's
+    # current bytes; the second time it is failed, not retried.
+    parser_crashes = models.PositiveSmallIntegerField(default=0)
     warnings = models.JSONField(default=list, blank=True)
     # What the worker is doing while the status is "parsing" ("describing figure 2 of 5").
     progress = models.CharField(max_length=200, blank=True)

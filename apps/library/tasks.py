@@ -1,32 +1,47 @@
 """Library work the worker does: ingest what people add, reprocess on request.
 
 Thin: each takes ids, loads, and calls a service. Enqueued with
-transaction.on_commit by the views (see `enqueue`)."""
+transaction.on_commit by the views (see `enqueue_ingest`).
+
+Lanes (apps.library.ingest.isolated): an ingest first runs in the quick lane;
+a file over the quick lane's time or passages is deferred to the long lane,
+which one worker thread at a time may run (`_long_lane`); a long-lane task
+that finds it taken waits in the queue, not on a thread. So with two worker
+threads one is always free for ordinary files.
+"""
 
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import PurePosixPath
 
+from django.conf import settings
 from django.db import transaction
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 
-from apps.core.jobs import on_demand_job, periodic_job
-from apps.core.models import Notice
+from apps.core.jobs import on_demand_job, on_worker_start, periodic_job
+from apps.core.models import JobRun, Notice
 from apps.core.notices import notice_send
 from apps.core.schedules import Every
 from apps.instance.selectors import setting_reader
 from apps.library.index.embeddings import EmbeddingUnavailable, configured_model
 from apps.library.index.reindex import reindex
 from apps.library.index.tables import index_state
+from apps.library.ingest.isolated import LONG, QUICK, ParseCancelled, ParseTooSlow
 from apps.library.ingest.sync import SourceUnavailable, SyncReport, source_sync
 from apps.library.models import Document, Source
-from apps.library.services.documents import document_ingest, source_reprocess
+from apps.library.services import queue
+from apps.library.services.documents import document_ingest
 
 logger = logging.getLogger(__name__)
+
+# How long a long-lane task waits in the queue before trying the lane again.
+LANE_RETRY_SECONDS = 5
+_long_lane = threading.BoundedSemaphore(1)
 
 
 class SourcesFailed(Exception):
@@ -43,16 +58,32 @@ def _collection_name(source_id: int, **_options) -> str:
     return Source.objects.filter(pk=source_id).values_list("name", flat=True).first() or ""
 
 
+def _ingest_overran(run: JobRun) -> None:
+    """The watchdog failed this run for running too long: fail its document
+    too, which also stops its parse and keeps whatever it had from being written."""
+    document_id = (run.detail or {}).get("document_id")
+    if document_id:
+        queue.documents_fail(
+            ids=[document_id],
+            reason=f"indexing ran longer than {settings.JOB_TIME_LIMIT_MINUTES} minutes, the "
+            "limit (JARVIS_JOB_TIME_LIMIT_MINUTES)",
+        )
+
+
 @on_demand_job(
     name="library_ingest",
     title="Reading an added document",
     title_of_one="Reading {subject}",
     subject=_file_name,
+    on_overrun=_ingest_overran,
 )
 def ingest_task(
     document_id: int,
     *,
     run,
+    token: int | None = None,
+    lane: str = QUICK,
+    ocr_pages: int | None = None,
     full: bool = False,
     title: str = "",
     authors: str = "",
@@ -64,24 +95,35 @@ def ingest_task(
     document = Document.objects.select_related("source").filter(pk=document_id).first()
     if document is None:
         return "The document was removed before it was read."
-    try:
-        return _ingest(run, document, full, title, authors, doi, published, replaces)
-    finally:
-        if notify:
-            _notify_owner(document_id)
-
-
-def _ingest(run, document, full, title, authors, doi, published, replaces) -> str:
+    if token is not None and document.queue_token != token:
+        return f"“{document.title}”: cancelled or queued again; skipped"
+    if lane == LONG and not _long_lane.acquire(blocking=False):
+        run.defer(delay=LANE_RETRY_SECONDS)
+        return f"“{document.title}” waits for the long lane (another large file is being parsed)"
     override = (date.fromisoformat(published), Document.DateSource.PUBLISHED) if published else None
-    document = document_ingest(
-        document=document,
-        full=full,
-        title=title,
-        authors=authors,
-        doi=doi,
-        date_override=override,
-        replaces=list(replaces),
-    )
+    try:
+        document = document_ingest(
+            document=document,
+            full=full,
+            title=title,
+            authors=authors,
+            doi=doi,
+            date_override=override,
+            replaces=list(replaces),
+            lane=lane,
+            ocr_pages=ocr_pages,
+            cancelled=queue.cancel_check(document_id, token),
+        )
+    except ParseTooSlow as exc:
+        run.defer(lane=LONG, ocr_pages=exc.ocr_pages)
+        return f"“{document.title}” needs longer ({exc}): moved to the long lane"
+    except ParseCancelled:
+        return f"“{document.title}”: cancelled"
+    finally:
+        if lane == LONG:
+            _long_lane.release()
+    if notify:
+        _notify_owner(document.pk)
     if document.status == Document.Status.FAILED:
         return run.fail(f"Could not read “{document.title}”: {document.error}")
     passages = document.chunks.count()
@@ -117,15 +159,97 @@ def _notify_owner(document_id: int) -> None:
     subject=_collection_name,
 )
 def reprocess_source_task(source_id: int, *, run, mode: str = "full") -> str:
+    """A sync runs here; "full" and "failed" queue one ingest per document,
+    so a collection of large files never holds a worker thread for long."""
     source = Source.objects.filter(pk=source_id).first()
     if source is None:
         return "The collection no longer exists."
-    done, failed = source_reprocess(source=source, mode=mode)
-    summary = f"Read {done} document{pluralize(done)} of “{source.name}” again"
-    return f"{summary}; {failed} could not be read." if failed else f"{summary}."
+    if mode == "sync":
+        report = source_sync(source=source, defer_slow=True)
+        enqueue_deferred(report.deferred, owner_id=source.owner_id)
+        changed = report.added + report.updated
+        summary = f"Synced “{source.name}”: {changed} file{pluralize(changed)} changed"
+        if report.failed:
+            return f"{summary}, {len(report.failed)} could not be read."
+        return f"{summary}."
+    documents = source.documents.all()
+    if mode == "failed":
+        # The page marks them pending while they wait for this job.
+        documents = documents.filter(status__in=[Document.Status.FAILED, Document.Status.PENDING])
+    documents = list(documents.order_by("pk"))
+    for document in documents:
+        # A collection's reprocess sends no notice per document.
+        enqueue_ingest(document, user_id=source.owner_id, full=mode == "full", notify=False)
+    count = len(documents)
+    return f"Queued {count} document{pluralize(count)} of “{source.name}” to be read again."
 
 
-@on_demand_job(name="library_reindex", title="Re-indexing the library for the new search model")
+def enqueue_deferred(deferred: dict[int, int], *, owner_id: int) -> None:
+    """Queue in the long lane what a sync left for it (id → scanned pages to OCR)."""
+    for document in Document.objects.filter(pk__in=list(deferred)):
+        enqueue_ingest(
+            document,
+            user_id=owner_id,
+            lane=LONG,
+            ocr_pages=deferred.get(document.pk, 0),
+            notify=False,  # a folder sync sends no notices
+        )
+
+
+def enqueue_ingest(
+    document: Document, *, user_id: int | None, lane: str = QUICK, notify: bool = True, **options
+) -> None:
+    """Queue indexing once the transaction that created the document commits.
+    `notify`: its owner gets a notice when it is ready or has failed.
+    The document's token moves on (an older task for it will skip), and the
+    run is recorded as queued at once so its owner sees it waiting. People
+    with fewer documents waiting go first: one person's hundred uploads do
+    not hold back another's note."""
+    token = queue.token_bump(document)
+    waiting = JobRun.objects.filter(
+        job=queue.INGEST_JOB, outcome=JobRun.Outcome.QUEUED, user_id=user_id
+    )
+    priority = max(0, 100 - waiting.count()) if lane == QUICK else 0
+    detail = {"document_id": document.pk, "title": document.title[:200]}
+
+    def enqueue() -> None:
+        ingest_task.enqueue(
+            document.pk,
+            user_id=user_id,
+            detail=detail,
+            priority=priority,
+            token=token,
+            lane=lane,
+            notify=notify,
+            **options,
+        )
+
+    transaction.on_commit(enqueue)
+
+
+@on_worker_start
+def recover_documents() -> None:
+    """Documents a stopped worker left pending or parsing are queued again
+    (or failed, the second time the parser died on them)."""
+    requeue, failed = queue.documents_to_recover()
+    for document in requeue:
+        enqueue_ingest(document, user_id=document.source.owner_id, notify=False)
+    if requeue or failed:
+        logger.warning(
+            "recovered %s documents left half-indexed (%s queued again, %s failed)",
+            len(requeue) + failed,
+            len(requeue),
+            failed,
+        )
+
+
+# No time limit: re-embedding grows with the library (hours for a large one at
+# ~11 passages a second), and its progress on the Jobs page shows it is alive.
+@on_demand_job(
+    name="library_reindex",
+    title="Re-indexing the library for the new search model",
+    time_limited=False,
+)
 def reindex_task(*, run) -> str:
     """Fill a new generation of vectors with the model an admin chose; search
     keeps using the current one until the swap at the end."""
@@ -160,14 +284,6 @@ def enqueue_reindex_if_model_changed() -> bool:
     return True
 
 
-def enqueue_ingest(document: Document, *, user_id: int, notify: bool = True, **options) -> None:
-    """Queue indexing once the transaction that created the document commits.
-    `notify`: its owner gets a notice when it is ready or has failed."""
-    transaction.on_commit(
-        lambda: ingest_task(document.pk, user_id=user_id, notify=notify, **options)
-    )
-
-
 def enqueue_reprocess(source: Source, *, user_id: int, mode: str) -> None:
     transaction.on_commit(lambda: reprocess_source_task(source.pk, user_id=user_id, mode=mode))
 
@@ -187,10 +303,11 @@ def _sync_kind(kind: str) -> _Scan:
         # Named with its owner: each person's vault may have the same name.
         name = f"{source.name} ({source.owner.name})"
         try:
-            report = source_sync(source=source)
+            report = source_sync(source=source, defer_slow=True)
         except SourceUnavailable as exc:
             scan.unavailable.append(f"{name}: {exc}")
             continue
+        enqueue_deferred(report.deferred, owner_id=source.owner_id)
         scan.total.merge(report)
         changed = report.added + report.updated + report.removed
         line = (

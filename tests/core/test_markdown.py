@@ -48,6 +48,21 @@ def test_links_open_without_referrer_and_external_images_are_not_loaded():
     assert "[image: chart]" in html
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "![page](/library/doc/7/page/1.png)",  # a shared note firing renders for every reader
+        "![page](//evil.example/p.png)",  # protocol-relative: external after all
+        "![page](attachments/photo.png)",  # relative: resolves into Jarvis's own URLs
+    ],
+)
+def test_no_image_is_ever_loaded_by_the_reader(source):
+    html = render_markdown(source)
+    assert "<img" not in html
+    assert "[image: page]</a>" in html
+    assert [tag for tag, _ in _elements(html)] == ["p", "a"]
+
+
 def test_fenced_code_with_a_language_is_coloured():
     html = render_markdown('```python\ndef f(x):\n    return "<b>"  # note\n```')
     assert '<span class="hl-k">def</span>' in html

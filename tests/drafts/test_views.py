@@ -142,6 +142,7 @@ def test_a_stale_or_foreign_proposal_id_is_404(owner_client, letter, member):
         ("get", "/drafts/{pk}/history/?name=letter.md"),
         ("get", "/drafts/{pk}/preview/?name=letter.md"),
         ("post", "/drafts/{pk}/build/export/"),
+        ("get", "/drafts/{pk}/build/export/0123abcd/"),
         ("get", "/drafts/{pk}/pdf/compile/?name=letter.md"),
         ("post", "/drafts/{pk}/files/"),
         ("post", "/drafts/{pk}/update/"),

@@ -63,6 +63,13 @@ def live(transactional_db, vaults_root):
         huey_consumer(**env) as worker,
         daphne_server(JARVIS_TEST_HUEY_IMMEDIATE="0", **env) as url,
     ):
+        # The worker syncs every folder as it starts; let that finish first, so
+        # a test's own sync of a folder it registers never races it.
+        wait_until(
+            lambda: JobRun.objects.filter(job="sources_sync", outcome="ok").exists(),
+            timeout=WORKER_TIMEOUT,
+            process=worker,
+        )
         yield Stack(url=url, worker=worker)
 
 

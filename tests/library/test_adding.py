@@ -10,12 +10,15 @@ import pymupdf
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
+from django.db import transaction
 from django.test import Client
 
 from apps.library.index.tables import FTS_TABLE, emb_table, index_state, vec_table
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Chunk, Document, Source
 from apps.library.search import search
+from apps.library.services.adding import upload_add
+from apps.library.services.documents import document_remove
 from tests.fakes.web import FakeWeb
 
 ARTICLE = """<!doctype html><html><head><title>Composting at home</title>
@@ -348,15 +351,48 @@ class TestRemoving:
         source_sync(source=source, embedder=embedder)
         assert Document.objects.filter(path="old.md").exists()
 
-    def test_removing_an_upload_keeps_the_stored_copy(self, owner, now, spy):
+    def test_removing_an_upload_deletes_the_stored_copy_once_committed_and_nothing_else(
+        self, owner, settings, django_capture_on_commit_callbacks, spy
+    ):
         client = signed_in(owner)
         client.post(
             "/library/add/upload/", {"files": [SimpleUploadedFile("r.md", b"# R\n\nrecipe\n")]}
         )
         document = Document.objects.get(path="r.md")
-        client.post(f"/library/doc/{document.pk}/remove/")
+        stored = Path(settings.DATA_DIR) / document.original
+        assert stored.is_file()
+        with django_capture_on_commit_callbacks(execute=False) as waiting:
+            client.post(f"/library/doc/{document.pk}/remove/")
         assert not Document.objects.exists()
-        assert spy == []
+        assert stored.is_file() and spy == []  # nothing is deleted before the commit
+        for callback in waiting:
+            callback()
+        assert not stored.exists() and not stored.parent.exists()
+        touched = [Path(args[0]) for _name, args in spy]
+        assert touched and all(p.is_relative_to(settings.UPLOADS_DIR) for p in touched)
+
+    def test_a_removal_that_is_rolled_back_keeps_the_stored_copy(self, owner, settings):
+        document = upload_add(owner=owner, name="r.md", data=b"# R\n\nrecipe\n").document
+        pk, stored = document.pk, Path(settings.DATA_DIR) / document.original
+        with pytest.raises(RuntimeError), transaction.atomic():
+            document_remove(user=owner, document=document)
+            raise RuntimeError("the request failed after the removal")
+        assert stored.is_file() and Document.objects.filter(pk=pk).exists()
+
+    def test_a_copy_another_document_still_refers_to_is_kept(
+        self, owner, settings, django_capture_on_commit_callbacks
+    ):
+        first = upload_add(owner=owner, name="r.md", data=b"# R\n\nrecipe\n").document
+        second = Document.objects.create(
+            source=first.source, path="again.md", kind="note", original=first.original
+        )
+        stored = Path(settings.DATA_DIR) / first.original
+        with django_capture_on_commit_callbacks(execute=True):
+            document_remove(user=owner, document=first)
+        assert stored.is_file()
+        with django_capture_on_commit_callbacks(execute=True):
+            document_remove(user=owner, document=second)
+        assert not stored.exists()
 
     def test_others_cannot_remove(self, owner, member, vault, make_source, embedder):
         vault.write("s.md", "# S\n\nshared\n")

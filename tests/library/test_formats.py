@@ -293,6 +293,21 @@ def test_a_zip_bomb_docx_fails_with_its_reason(owner, embedder):
 
     document = add(owner, "invoice.docx", data, embedder)
 
+    # The instance's cap on what any ZIP-based file may unpack to comes first.
+    assert (document.status, document.error) == (
+        "failed",
+        "the Word document unpacks to 64 MB, over the 50 MB limit (JARVIS_MAX_UNPACKED_MB)",
+    )
+    assert not document.chunks.exists()
+
+
+def test_a_zip_bomb_docx_under_raised_instance_caps_is_still_refused_by_its_parser(
+    owner, embedder, settings
+):
+    settings.MAX_UNPACKED_MB, settings.MAX_ZIP_RATIO = 500, 1_000_000
+
+    document = add(owner, "invoice.docx", zip_bomb_docx(), embedder)
+
     assert document.status == "failed"
     assert document.error.startswith("refused: part 'word/document.xml' of the Word document")
     assert "(a zip bomb?)" in document.error

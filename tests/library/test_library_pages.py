@@ -171,7 +171,8 @@ class TestDocumentPage:
         html = client.get(f"/library/doc/{doc('garden.pdf').pk}/").content.decode()
         assert "Page 2" in html and "worms and soil" in html and "check the wormery" in html
         image = client.get(f"/library/doc/{doc('garden.pdf').pk}/page/2.png")
-        assert image.status_code == 200 and image.content.startswith(b"\x89PNG")
+        assert image.status_code == 200
+        assert image.content.startswith(b"\x89PNG")
 
 
 class TestCollections:

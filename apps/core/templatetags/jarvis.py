@@ -69,3 +69,16 @@ def when(value) -> str:
     if isinstance(value, date):
         return value.isoformat()
     return str(value)
+
+
+@register.filter
+def duration(seconds) -> str:
+    """Seconds as a person says them: "12 s", "3 min 5 s", "2 h 10 min"."""
+    seconds = int(seconds or 0)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds} s" if seconds else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"

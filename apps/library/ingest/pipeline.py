@@ -22,6 +22,7 @@ from apps.library.index.embeddings import Embedder
 from apps.library.ingest.parsing.epub import extract_epub
 from apps.library.ingest.parsing.html import parse_html
 from apps.library.ingest.parsing.images import extract_image
+from apps.library.ingest.parsing.limits import ParseLimits, check_input
 from apps.library.ingest.parsing.markdown import parse_markdown, parse_text
 from apps.library.ingest.parsing.opendocument import extract_odt
 from apps.library.ingest.parsing.pdf import extract_pdf
@@ -79,14 +80,19 @@ def parse_bytes(
     filename: str,
     url: str = "",
     options: ParseOptions | None = None,
+    limits: ParseLimits | None = None,
 ) -> ParsedDocument:
     """Bytes → ParsedDocument, or UnreadableDocument with the reason.
 
     Pure (no database, no network) and bounded by each format's own caps
     (pages OCR'd, parts and unpacked bytes of a package, rows per sheet,
-    pixels of an image), so it can run in a child process with limits.
-    `options` carries the collection's OCR languages and whether figure
-    pixels are wanted (ParseOptions, plain data)."""
+    pixels of an image). Runs in the parser's child process
+    (apps.library.sandboxed), never in the worker: call it through
+    apps.library.ingest.isolated. The instance's format caps in `limits`
+    are checked before any parser sees the bytes. `options` carries the
+    collection's OCR languages and whether figure pixels are wanted
+    (ParseOptions, plain data)."""
+    check_input(data, kind=kind, limits=limits or ParseLimits())
     options = options or ParseOptions()
     title = humanise(PurePosixPath(filename).stem)
     if kind in ("pdf", "paper"):
@@ -256,6 +262,7 @@ def apply_parsed(
     document.path = path
     document.in_private_dir = under(path, source.private_dirs)
     with transaction.atomic():
+        keep_queue_token(document)
         document.save()
         rows = 1 + _set_tags(document, record.tags)
         rows += tables.replace_chunks(document, prepared)
@@ -288,6 +295,15 @@ def mark_failed(document: Document, *, source: Source, path: str, reason: str) -
     if not document.kind:
         document.kind = Document.Kind.NOTE
     with transaction.atomic():
+        keep_queue_token(document)
         document.save()
         rows = 1 + tables.replace_chunks(document, [])
     return rows
+
+
+def keep_queue_token(document: Document) -> None:
+    # The token moves only by UPDATE (a cancel or a retry from the web); a
+    # whole-row save from a copy loaded earlier must not move it back.
+    if document.pk is not None:
+        current = Document.objects.filter(pk=document.pk).values_list("queue_token", flat=True)
+        document.queue_token = current.first() or 0

@@ -10,15 +10,20 @@ deletes anything.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import re
 import unicodedata
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
+from django.db import transaction
 
 from apps.core.errors import Refused
 from apps.library.models import Document
+
+logger = logging.getLogger(__name__)
 
 AREAS = ("uploads", "web", "papers")
 MAX_NAME = 120
@@ -57,6 +62,34 @@ def store(*, area: str, owner_id: int, data: bytes, filename: str) -> str:
         partial.write_bytes(data)
         partial.replace(target)  # never a half-written copy under the real name
     return relative.as_posix()
+
+
+def original_release(relative: str) -> bool:
+    """Delete Jarvis's copy at `relative` ("<area>/<owner>/<hash>/<name>") and
+    its folder if that is left empty, unless a document still refers to it.
+    The check and the rename out of the way happen under the database's write
+    lock, so a document created at the same moment either holds it back or
+    finds it gone (and `store` writes it again). Returns whether it went."""
+    area, _, inside = relative.partition("/")
+    if area not in AREAS or not inside:
+        return False
+    root = area_root(area).resolve()
+    target = root / inside
+    if target.is_symlink() or not target.resolve().is_relative_to(root):
+        return False
+    doomed = target.with_name(f".{target.name}.removed")
+    with transaction.atomic():
+        if Document.objects.filter(original=relative).exists():
+            return False
+        try:
+            target.rename(doomed)
+        except FileNotFoundError:
+            return False
+    doomed.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # not empty: another name with the same bytes
+        target.parent.rmdir()
+    logger.info("removed the stored copy %s", relative)
+    return True
 
 
 def original_path(document: Document) -> Path:

@@ -8,6 +8,12 @@ in one short transaction after its parsing and embedding are done, so a crash
 mid-document leaves its previous version intact. A second sync of an
 unchanged folder embeds nothing and writes nothing.
 
+Parsing happens in child processes (apps.library.ingest.isolated): small
+notes in batches, everything else one file per child, all in the quick lane.
+A file that needs longer is, in the worker (`defer_slow`), left pending and
+listed in `report.deferred` for the long lane; elsewhere (`kb sync`) it is
+parsed right away with the long lane's limits.
+
 A PDF inbox is synced the same way with three differences: only PDFs count
 (lock files like `~$x.pdf` and partial downloads are skipped), a file modified
 within the last JARVIS_INBOX_QUIET_SECONDS may still be being written and is
@@ -31,13 +37,23 @@ from apps.core.errors import Refused
 from apps.library.index import fts, tables
 from apps.library.index.embeddings import Embedder, get_embedder
 from apps.library.ingest import versions
-from apps.library.ingest.parsing.types import UnreadableDocument
+from apps.library.ingest.isolated import (
+    BATCH_BYTES,
+    BATCH_FILES,
+    LONG,
+    QUICK,
+    ParseItem,
+    ParseTooSlow,
+    parse_many,
+)
+from apps.library.ingest.parsing.types import ParsedDocument, ParseOptions, UnreadableDocument
 from apps.library.ingest.pipeline import (
     apply_parsed,
     content_hash,
     embed_missing,
+    humanise,
+    keep_queue_token,
     mark_failed,
-    parse_bytes,
     prepare,
 )
 from apps.library.ingest.vision import (
@@ -72,6 +88,9 @@ class SyncReport:
     seconds: float = 0.0
     waiting: list[str] = field(default_factory=list)  # inbox files still being written
     indexed: list[dict[str, str]] = field(default_factory=list)  # inbox: title, authors, DOI
+    # Documents left for the long lane: id → scanned pages it needs read by
+    # OCR (0 when it is merely large), which sizes its time limit there.
+    deferred: dict[int, int] = field(default_factory=dict)
 
     def merge(self, other: SyncReport) -> None:
         for name in ("seen", "added", "updated", "unchanged", "removed"):
@@ -79,6 +98,7 @@ class SyncReport:
         self.failed.extend(other.failed)
         self.waiting.extend(other.waiting)
         self.indexed.extend(other.indexed)
+        self.deferred.update(other.deferred)
         self.chunks_embedded += other.chunks_embedded
         self.rows_written += other.rows_written
         self.seconds += other.seconds
@@ -88,7 +108,7 @@ class SyncReport:
         the job's summary."""
         data = asdict(self)
         data["seconds"] = round(self.seconds, 3)
-        del data["waiting"], data["indexed"]
+        del data["waiting"], data["indexed"], data["deferred"]
         return data
 
 
@@ -113,6 +133,22 @@ EMBED_GROUP = 64  # chunks parsed ahead and embedded in one call
 
 
 @dataclass
+class _ToParse:
+    info: FileInfo
+    data: bytes
+    digest: str
+    current: DocumentFile | None
+
+    options: ParseOptions
+
+    @property
+    def item(self) -> ParseItem:
+        return ParseItem(
+            data=self.data, kind=self.info.kind, filename=self.info.rel, options=self.options
+        )
+
+
+@dataclass
 class _Pending:
     document: Document
     info: FileInfo
@@ -125,9 +161,11 @@ class _Pending:
 
 
 class _Sync:
-    def __init__(self, source: Source, embedder: Embedder | None) -> None:
+    def __init__(self, source: Source, embedder: Embedder | None, defer_slow: bool) -> None:
         self.source = source
         self._embedder = embedder
+        self.defer_slow = defer_slow
+        self.to_parse: list[_ToParse] = []
         self.report = SyncReport()
         self.touched: set[int] = set()  # documents whose set of paths changed
         self.by_hash: dict[str, Document] = {}
@@ -141,6 +179,9 @@ class _Sync:
         if private not in self._plans:
             self._plans[private] = vision_plan(self.source, in_private_dir=private)
         return self._plans[private]
+
+    def options(self, rel: str) -> ParseOptions:
+        return parse_options_for(self.source, self.plan(rel))
 
     @property
     def embedder(self) -> Embedder:
@@ -172,6 +213,7 @@ class _Sync:
             except Exception as exc:  # one bad file must not stop the sync; logged below
                 logger.exception("sync of %s in source %s failed", info.rel, self.source.pk)
                 self.report.failed.append({"path": info.rel, "reason": f"internal error: {exc}"})
+        self._parse_waiting()
         self._flush()
         seen = {info.rel for info in files}
         for path, entry in existing.items():
@@ -216,8 +258,10 @@ class _Sync:
             self.report.rows_written += 1
             self.report.unchanged += 1
             return
-        if any(item.digest == digest for item in self.pending):
-            self._flush()  # an identical file is waiting: write it first, then attach
+        if any(item.digest == digest for item in [*self.to_parse, *self.pending]):
+            # An identical file is waiting: write it first, then attach.
+            self._parse_waiting()
+            self._flush()
         twin = self.by_hash.get(digest)
         # Empty files all share one hash, and a .md and a .pdf with the same
         # bytes are not copies of one document: only same-kind, non-empty twins.
@@ -243,34 +287,83 @@ class _Sync:
             self.report.updated += 1
 
     def _index(self, info: FileInfo, data: bytes, digest: str, current) -> None:
-        sole = current is not None and current.document.files.count() == 1
-        document = current.document if sole else Document(source=self.source, kind=info.kind)
-        previous_hash = document.content_hash if sole else None
-        document.content_hash, document.size = digest, len(data)
-        plan = self.plan(info.rel)
-        try:
-            parsed = parse_bytes(
-                data,
-                kind=info.kind,
-                filename=info.rel,
-                options=parse_options_for(self.source, plan),
-            )
-        except UnreadableDocument as exc:
-            with transaction.atomic():
-                rows = mark_failed(document, source=self.source, path=info.rel, reason=str(exc))
-                rows += self._point_file(document, info, len(data), current)
-            self.report.rows_written += rows
-            self.report.failed.append({"path": info.rel, "reason": str(exc)})
-            self._indexed(document, digest, previous_hash, current)
+        """Queue the file for parsing: small notes wait to fill a batch (one
+        child for many), anything else is parsed on its own right away."""
+        job = _ToParse(info, data, digest, current, self.options(info.rel))
+        if not job.item.batchable:
+            self._parse_waiting()
+            self._parse([job])
             return
-        images_describe(parsed, source=self.source, plan=plan, title=parsed.title)
-        prepared = prepare(parsed, parsed.title)
+        self.to_parse.append(job)
+        waiting_bytes = sum(len(j.data) for j in self.to_parse)
+        if len(self.to_parse) >= BATCH_FILES or waiting_bytes >= BATCH_BYTES:
+            self._parse_waiting()
+
+    def _parse_waiting(self) -> None:
+        jobs, self.to_parse = self.to_parse, []
+        if jobs:
+            self._parse(jobs)
+
+    def _parse(self, jobs: list[_ToParse]) -> None:
+        results = parse_many([job.item for job in jobs], lane=QUICK)
+        for job, result in zip(jobs, results, strict=True):
+            if isinstance(result, ParseTooSlow):
+                if self.defer_slow:
+                    self._defer(job, ocr_pages=result.ocr_pages)
+                    continue
+                result = parse_many([job.item], lane=LONG, ocr_pages=result.ocr_pages)[0]
+            self._parsed(job, result)
+
+    def _document_for(self, job: _ToParse) -> tuple[Document, str | None]:
+        current = job.current
+        sole = current is not None and current.document.files.count() == 1
+        document = current.document if sole else Document(source=self.source, kind=job.info.kind)
+        previous_hash = document.content_hash if sole else None
+        document.content_hash, document.size = job.digest, len(job.data)
+        return document, previous_hash
+
+    def _parsed(self, job: _ToParse, result: ParsedDocument | Exception) -> None:
+        info, current = job.info, job.current
+        document, previous_hash = self._document_for(job)
+        if isinstance(result, Exception):
+            reason = str(result) if isinstance(result, UnreadableDocument) else repr(result)
+            with transaction.atomic():
+                rows = mark_failed(document, source=self.source, path=info.rel, reason=reason)
+                rows += self._point_file(document, info, len(job.data), current)
+            self.report.rows_written += rows
+            self.report.failed.append({"path": info.rel, "reason": reason})
+            self._indexed(document, job.digest, previous_hash, current)
+            return
+        # Network work (a vision model), after the parse, outside any transaction.
+        images_describe(result, source=self.source, plan=self.plan(info.rel), title=result.title)
+        prepared = prepare(result, result.title)
         self.pending.append(
-            _Pending(document, info, len(data), current, parsed, prepared, digest, previous_hash)
+            _Pending(
+                document, info, len(job.data), current, result, prepared, job.digest, previous_hash
+            )
         )
         self.pending_chunks += len(prepared)
         if self.pending_chunks >= EMBED_GROUP:
             self._flush()
+
+    def _defer(self, job: _ToParse, *, ocr_pages: int) -> None:
+        """A file too slow for the quick lane: recorded as pending (its old
+        passages, if any, stay searchable meanwhile) for the long lane."""
+        info = job.info
+        document, previous_hash = self._document_for(job)
+        document.status, document.error = Document.Status.PENDING, ""
+        document.source = self.source
+        if document.pk is None:
+            document.path = info.rel
+            document.title = humanise(PurePosixPath(info.rel).stem)
+            document.in_private_dir = under(info.rel, self.source.private_dirs)
+        with transaction.atomic():
+            keep_queue_token(document)
+            document.save()
+            rows = 1 + self._point_file(document, info, len(job.data), job.current)
+        self.report.rows_written += rows
+        self.report.deferred[document.pk] = ocr_pages
+        self._indexed(document, job.digest, previous_hash, job.current)
 
     def _flush(self) -> None:
         """Embed the parsed documents waiting in `pending` together (one call
@@ -322,7 +415,7 @@ class _Sync:
             self.report.added += 1
         else:
             self.report.updated += 1
-        if self.inbox and document.status != Document.Status.FAILED:
+        if self.inbox and document.status == Document.Status.READY:
             self.report.indexed.append(
                 {"title": document.title, "authors": document.authors, "doi": document.doi}
             )
@@ -381,10 +474,15 @@ class _Sync:
                     self.report.rows_written += document.chunks.count()
 
 
-def source_sync(*, source: Source, embedder: Embedder | None = None) -> SyncReport:
+def source_sync(
+    *, source: Source, embedder: Embedder | None = None, defer_slow: bool = False
+) -> SyncReport:
+    """Sync a folder source. `defer_slow` (the worker): files too slow for the
+    quick lane are left pending and listed in `report.deferred` for the
+    caller to queue in the long lane; otherwise they are parsed right away."""
     if not source.is_folder:
         raise SourceUnavailable(f"{source.name} is not a folder source")
-    return _Sync(source, embedder).run()
+    return _Sync(source, embedder, defer_slow).run()
 
 
 def _failed_date(document: Document) -> tuple[date | None, bool]:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from asgiref.sync import async_to_sync
+from django.conf import settings
 from django.db import transaction
 
 from apps.core.errors import JarvisError
@@ -105,7 +106,11 @@ def parse_options_for(source: Source, plan: VisionPlan) -> ParseOptions:
     languages (else the instance's), and carry image pixels only when a model
     will look at them."""
     languages = source.ocr_languages or instance_settings().ocr_languages
-    return ParseOptions(ocr_languages=languages, figure_images=plan.model is not None)
+    return ParseOptions(
+        ocr_languages=languages,
+        figure_images=plan.model is not None,
+        ocr_max_pages=settings.OCR_MAX_PAGES,
+    )
 
 
 def images_describe(

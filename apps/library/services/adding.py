@@ -111,7 +111,17 @@ def upload_add(*, owner, name: str, data: bytes) -> Added:
             original=relative,
             status=Document.Status.PENDING,
         )
+    _store_again(relative, data)
     return Added(document=document, name=name)
+
+
+def _store_again(relative: str, data: bytes) -> None:
+    """The copy is content-addressed and shared: removing another document
+    with the same bytes may have released it between `store` and the new
+    document's creation (storage.original_release). Write it back if so."""
+    area, _, inside = relative.partition("/")
+    owner, _, rest = inside.partition("/")
+    store(area=area, owner_id=int(owner), data=data, filename=rest.rsplit("/", 1)[-1])
 
 
 def normalise_url(url: str) -> str:
@@ -153,6 +163,7 @@ def web_page_add(*, owner, url: str, refresh: bool = False) -> Added:
             original=relative,
             status=Document.Status.PENDING,
         )
+    _store_again(relative, page.body)
     return Added(document=document, name=url)
 
 
@@ -215,6 +226,7 @@ def paper_add(*, owner, text: str, replace: bool = False) -> Added | PaperPlan:
         original=relative,
         status=Document.Status.PENDING,
     )
+    _store_again(relative, pdf)
     return PaperPlan(document=document, meta=meta, replaces=[d.pk for d in duplicates])
 
 

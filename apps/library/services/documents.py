@@ -7,29 +7,35 @@ import logging
 from datetime import date
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from apps.core.errors import Refused
 from apps.library.index import fts, tables
 from apps.library.index.embeddings import Embedder, get_embedder
-from apps.library.ingest.parsing.types import UnreadableDocument
-from apps.library.ingest.pipeline import (
-    apply_parsed,
-    embed_missing,
-    mark_failed,
-    parse_bytes,
-    prepare,
+from apps.library.ingest.isolated import (
+    LONG,
+    CancelCheck,
+    ParseCancelled,
+    ParseItem,
+    ParserCrashed,
+    ParseTooSlow,
+    parse_one,
 )
-from apps.library.ingest.storage import original_path, read_original
-from apps.library.ingest.sync import refresh_families, source_sync
+from apps.library.ingest.parsing.types import ParseOptions, UnreadableDocument
+from apps.library.ingest.pipeline import apply_parsed, embed_missing, mark_failed, prepare
+from apps.library.ingest.storage import original_path, original_release, read_original
+from apps.library.ingest.sync import refresh_families
 from apps.library.ingest.vision import images_describe, parse_options_for, vision_plan
 from apps.library.ingest.walk import under
 from apps.library.models import Document, Source, SourceExclusion
+from apps.library.previews import release_after_commit
 
 logger = logging.getLogger(__name__)
 
 EDITABLE_KINDS = (Document.Kind.PAPER, Document.Kind.WEB)
 EDITABLE_FIELDS = ("title", "authors", "doi")
+STOPPED_TWICE = "stopped the parser twice; not retried"
 
 
 def set_status(document: Document, status: str, error: str = "") -> None:
@@ -53,29 +59,44 @@ def document_ingest(
     doi: str = "",
     date_override: tuple[date, str] | None = None,
     replaces: list[int] | tuple[int, ...] = (),
+    lane: str = LONG,
+    ocr_pages: int | None = None,
+    cancelled: CancelCheck | None = None,
 ) -> Document:
-    """Parse a stored document's original and index it: pending → parsing →
-    ready or failed. `full` re-embeds every chunk instead of reusing vectors
-    for unchanged text. Known metadata (a paper's title from arXiv) wins over
-    what the parser guessed. `replaces`: documents this one supersedes; they
-    are removed in the same transaction that writes it, so there is never a
-    moment with no copy or with two."""
+    """Parse a stored document's original (in a child process with the
+    `lane`'s limits) and index it: pending → parsing → ready or failed.
+    `full` re-embeds every chunk instead of reusing vectors for unchanged
+    text. Known metadata (a paper's title from arXiv) wins over what the
+    parser guessed. `replaces`: documents this one supersedes; they are
+    removed in the same transaction that writes it, so there is never a
+    moment with no copy or with two.
+
+    Raises ParseTooSlow (quick lane: the caller moves it to the long lane;
+    the document is pending again) and ParseCancelled (`cancelled()` turned
+    true: nothing is written). A parser that crashes is tried once more; the
+    second crash fails the document with STOPPED_TWICE. `ocr_pages`: the
+    scanned pages the quick lane counted, which lengthen the long lane's
+    limit (None: not counted; the limit allows for JARVIS_OCR_MAX_PAGES)."""
     source = document.source
     set_status(document, Document.Status.PARSING)
     plan = vision_plan(source, in_private_dir=under(document.path, source.private_dirs))
     try:
-        data = read_original(document)
-        mtime_ns = original_path(document).stat().st_mtime_ns
-        parsed = parse_bytes(
-            data,
-            kind=document.kind,
-            filename=document.path,
-            url=document.url,
+        parsed, mtime_ns = _parse_original(
+            document,
             options=parse_options_for(source, plan),
+            lane=lane,
+            ocr_pages=ocr_pages,
+            cancelled=cancelled,
         )
     except (UnreadableDocument, Refused) as exc:
-        mark_failed(document, source=source, path=document.path, reason=str(exc))
+        with transaction.atomic():
+            if cancelled is not None and cancelled.now():
+                raise ParseCancelled() from None
+            mark_failed(document, source=source, path=document.path, reason=str(exc))
         return document
+    except ParseTooSlow:
+        set_status(document, Document.Status.PENDING)  # it waits for the long lane
+        raise
     if document.kind == Document.Kind.PAPER:
         # A paper's metadata came from arXiv; the PDF parser would only guess.
         title, authors, doi = (
@@ -110,7 +131,10 @@ def document_ingest(
     fallback = None
     if document.fetched_at:
         fallback = (timezone.localtime(document.fetched_at).date(), Document.DateSource.FETCHED)
+    document.parser_crashes = 0
     with transaction.atomic():
+        if cancelled is not None and cancelled.now():
+            raise ParseCancelled()  # cancelled while it embedded: the person's word stands
         apply_parsed(
             document,
             source=source,
@@ -126,6 +150,34 @@ def document_ingest(
     refresh_families(source)
     document.refresh_from_db()
     return document
+
+
+def _parse_original(
+    document: Document, *, options: ParseOptions, lane: str, ocr_pages: int | None, cancelled
+) -> tuple:
+    data = read_original(document)
+    mtime_ns = original_path(document).stat().st_mtime_ns
+    item = ParseItem(
+        data=data, kind=document.kind, filename=document.path, url=document.url, options=options
+    )
+    while True:
+        try:
+            return parse_one(item, lane=lane, ocr_pages=ocr_pages, cancelled=cancelled), mtime_ns
+        except ParserCrashed as exc:
+            if record_parser_crash(document) >= 2:
+                raise UnreadableDocument(STOPPED_TWICE) from exc
+            logger.warning(
+                "the parser crashed on document %s (%s); trying once more", document.pk, exc
+            )
+
+
+def record_parser_crash(document: Document) -> int:
+    """Count one more crash of the parser on this document; returns the count."""
+    Document.objects.filter(pk=document.pk).update(parser_crashes=F("parser_crashes") + 1)
+    document.parser_crashes = Document.objects.values_list("parser_crashes", flat=True).get(
+        pk=document.pk
+    )
+    return document.parser_crashes
 
 
 def _embed_all(prepared, embedder: Embedder) -> None:
@@ -162,15 +214,21 @@ def document_metadata_update(
 
 def document_remove(*, user, document: Document) -> int:
     """Remove a document from the library: its chunks, keyword rows and vectors
-    go in one transaction. No file is touched: a folder document's path is
-    remembered as excluded so the next sync leaves it out."""
+    go in one transaction. A folder document's file is never touched: its path
+    is remembered as excluded so the next sync leaves it out. An upload's,
+    page's or paper's stored copy (Jarvis's own, in the data dir) is deleted
+    once the transaction has committed and no other document refers to it."""
     if document.source.owner_id != user.pk:
         raise Refused("only the owner can remove this document")
+    stored = document.original
     with transaction.atomic():
         if document.source.is_folder:
             for path in {document.path, *document.files.values_list("path", flat=True)}:
                 SourceExclusion.objects.get_or_create(source=document.source, path=path)
         rows = tables.delete_document(document)
+        if stored:
+            transaction.on_commit(lambda: original_release(stored))
+        release_after_commit(document.content_hash)
     refresh_families(document.source)
     return rows
 
@@ -179,27 +237,6 @@ def source_path_restore(*, user, source: Source, path: str) -> None:
     if source.owner_id != user.pk:
         raise Refused("only the owner can restore files of this collection")
     SourceExclusion.objects.filter(source=source, path=path).delete()
-
-
-def source_reprocess(*, source: Source, mode: str = "full") -> tuple[int, int]:
-    """Re-parse and re-embed every document of a collection (`full`), only
-    retry the failed ones (`failed`), or sync a folder (`sync`). Returns
-    (done, failed)."""
-    if mode not in ("full", "failed", "sync"):
-        raise Refused("reprocess mode is 'full', 'failed' or 'sync'")
-    if mode == "sync":
-        report = source_sync(source=source)
-        return report.added + report.updated, len(report.failed)
-    documents = source.documents.all()
-    if mode == "failed":
-        # The page marks them pending while they wait for this job.
-        documents = documents.filter(status__in=[Document.Status.FAILED, Document.Status.PENDING])
-    done = failed = 0
-    for document in documents.order_by("pk"):
-        result = document_ingest(document=document, full=mode == "full")
-        done += 1
-        failed += result.status == Document.Status.FAILED
-    return done, failed
 
 
 def documents_mark_pending(*, documents) -> int:

@@ -112,11 +112,13 @@ def document_status(request: HttpRequest, pk: int) -> HttpResponse:
     place = None
     if document.status == Document.Status.PENDING:
         place = queue_place_for(request.user, document)
-    response = render(
-        request,
-        "library/_doc_status.html",
-        {"document": document, "on_page": on_page, "place": place},
-    )
+    context = {
+        "document": document,
+        "on_page": on_page,
+        "place": place,
+        "can_control": document.source.owner_id == request.user.pk,
+    }
+    response = render(request, "library/_doc_status.html", context)
     if on_page and document.status in (Document.Status.READY, Document.Status.FAILED):
         # Polling only runs while the document is in flight, so this answer is
         # the moment it finished: reload the page to show its text.

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import io
 import mimetypes
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-import pymupdf
+from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
@@ -16,10 +15,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.core.errors import Refused
-from apps.library.ingest.parsing.images import open_image, upright_frames
-from apps.library.ingest.parsing.types import UnreadableDocument
 from apps.library.ingest.storage import original_path
 from apps.library.models import Chunk, Document
+from apps.library.previews import PREVIEW_PAGES, page_png
 from apps.library.selectors import family_of, get_document_for
 from apps.library.services.documents import (
     EDITABLE_KINDS,
@@ -27,11 +25,9 @@ from apps.library.services.documents import (
     document_remove,
     documents_mark_pending,
 )
+from apps.library.services.queue import document_cancel, document_prepare_retry
 from apps.library.tasks import enqueue_ingest
 
-PREVIEW_PAGES = 12
-PREVIEW_ZOOM = 1.3
-IMAGE_PREVIEW_SIDE = 1400  # an uploaded photo shown on its page, as PNG
 FIGURE_KINDS = ("figure", "photo")
 
 
@@ -167,44 +163,34 @@ def _may_show_page(document: Document, number: int) -> bool:
 
 @login_required
 @require_GET
-def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse:
-    """A PDF page, or an uploaded image turned upright, as a PNG: a preview with
-    no PDF viewer and no script."""
-    document = get_document_for(request.user, pk)
-    if not _may_show_page(document, number):
-        raise Http404
-    try:
-        if document.kind == "image":
-            png = _image_png(original_path(document).read_bytes(), number)
-        else:
-            png = _pdf_page_png(document, number)
-    except (Refused, OSError, RuntimeError, UnreadableDocument):
-        raise Http404("the original file is not available") from None
-    response = HttpResponse(png, content_type="image/png")
+async def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse:
+    """A PDF page, or an uploaded image turned upright, as a PNG: a preview
+    with no PDF viewer and no script. Async: the render runs in a sandbox
+    child (apps.library.previews) while the event loop serves everyone else."""
+    user = await request.auser()
+    document, path = await sync_to_async(_previewable)(user, pk, number)
+    kind = "image" if document.kind == "image" else "pdf"
+    png = await page_png(content_hash=document.content_hash, path=path, number=number, kind=kind)
+    if png is None:
+        raise Http404("this page has no preview")
+    # Read whole (a few MB at most, within the pixel budget): a streamed file
+    # would be iterated synchronously under ASGI.
+    response = HttpResponse(await sync_to_async(png.read_bytes)(), content_type="image/png")
     response["Cache-Control"] = "private, max-age=3600"
     return response
 
 
-def _pdf_page_png(document: Document, number: int) -> bytes:
-    with pymupdf.open(original_path(document)) as pdf:
-        if number > pdf.page_count:
-            raise Http404
-        pixmap = pdf[number - 1].get_pixmap(matrix=pymupdf.Matrix(PREVIEW_ZOOM, PREVIEW_ZOOM))
-        return pixmap.tobytes("png")
-
-
-def _image_png(data: bytes, number: int) -> bytes:
-    # Same size checks as the parser: a file that was refused there is refused here.
-    frames = upright_frames(open_image(data), first=number - 1, count=1)
-    if not frames:
+def _previewable(user, pk: int, number: int):
+    document = get_document_for(user, pk)
+    if not _may_show_page(document, number):
         raise Http404
-    frame = frames[0]
-    if frame.mode not in ("RGB", "L"):
-        frame = frame.convert("RGB")
-    frame.thumbnail((IMAGE_PREVIEW_SIDE, IMAGE_PREVIEW_SIDE))
-    buffer = io.BytesIO()
-    frame.save(buffer, format="PNG")
-    return buffer.getvalue()
+    try:
+        path = original_path(document)
+    except Refused:
+        raise Http404("the original file is not available") from None
+    if not path.is_file():
+        raise Http404("the original file is not available")
+    return document, path
 
 
 @login_required
@@ -251,6 +237,51 @@ def remove(request: HttpRequest, pk: int) -> HttpResponse:
     document_remove(user=request.user, document=document)
     messages.success(request, f"“{title}” was removed from the library. No file was touched.")
     return redirect("library:index")
+
+
+def _status_answer(request: HttpRequest, document: Document, message: str) -> HttpResponse:
+    """The Add page and the document page swap in the new status; without
+    JavaScript the form posts and comes back to the document page."""
+    if request.htmx:
+        context = {
+            "document": document,
+            "on_page": request.POST.get("on_page") == "1",
+            "can_control": True,
+        }
+        return render(request, "library/_doc_status.html", context)
+    messages.info(request, message)
+    return redirect("library:document", pk=document.pk)
+
+
+@login_required
+@require_POST
+def cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    document = get_document_for(request.user, pk)
+    if not _is_owner(request, document):
+        raise Http404
+    try:
+        document_cancel(user=request.user, document=document)
+    except Refused as exc:
+        if request.htmx:
+            return _status_answer(request, document, str(exc))
+        messages.error(request, str(exc))
+        return redirect("library:document", pk=pk)
+    return _status_answer(request, document, "Cancelled: nothing of it was indexed.")
+
+
+@login_required
+@require_POST
+def retry(request: HttpRequest, pk: int) -> HttpResponse:
+    document = get_document_for(request.user, pk)
+    if not _is_owner(request, document):
+        raise Http404
+    try:
+        document_prepare_retry(user=request.user, document=document)
+    except Refused as exc:
+        messages.error(request, str(exc))
+        return redirect("library:document", pk=pk)
+    enqueue_ingest(document, user_id=request.user.pk)
+    return _status_answer(request, document, "Queued again: the status below updates by itself.")
 
 
 @login_required

@@ -1,7 +1,9 @@
 // Compile (.tex, latexmk) and Export PDF (.md, pandoc): the file is saved
-// first, the seconds count while the server works, and the result (a PDF in
-// PDF.js viewer, a download link, or the error and its log) shows in
-// the preview panel. Results are kept per file for the page's lifetime.
+// first, then the build is queued on the server (a person runs one build at a
+// time, the instance two: apps/drafts/build_queue.py). While it waits the
+// status says how many builds are ahead; while it runs the seconds count; the
+// result (a PDF in the PDF.js viewer, a download link, or the error and its
+// log) shows in the preview panel. Results are kept per file for the page's lifetime.
 //
 // Exports:
 //   showBuild()   paint the active file's last result and the Text | PDF switch
@@ -87,12 +89,38 @@ function build(kind, button) {
       return;
     }
     var started = Date.now();
+    var waiting = null; // builds ahead of this one, while it waits its turn
     var label = kind === "compile" ? "Compiling… " : "Exporting… ";
-    function tick() { page.buildStatus.textContent = label + Math.floor((Date.now() - started) / 1000) + " s"; }
+    function tick() {
+      if (waiting !== null) {
+        page.buildStatus.textContent = waiting > 0
+          ? "Waiting: " + waiting + " build" + (waiting === 1 ? "" : "s") + " ahead of yours…"
+          : "Waiting for a free slot…";
+        return;
+      }
+      page.buildStatus.textContent = label + Math.floor((Date.now() - started) / 1000) + " s";
+    }
     tick();
     var timer = window.setInterval(tick, 250);
+
+    // Poll the ticket until the build is done; the answer then holds the result.
+    function follow(answer) {
+      if (answer.state === "queued") {
+        waiting = answer.ahead || 0;
+      } else if (waiting !== null) {
+        waiting = null;
+        started = Date.now(); // the seconds count from when it actually started
+      }
+      if (answer.state === "done") return Promise.resolve({ ok: true, status: 200, data: answer });
+      tick();
+      return new Promise(function (resolve) { window.setTimeout(resolve, 700); }).then(function () {
+        return request(answer.status_url);
+      }).then(function (r) { return r.ok ? follow(r.data) : r; });
+    }
     var url = kind === "compile" ? page.urls.urlCompile : page.urls.urlExport;
     request(url, { method: "POST", body: { name: tab.name } }).then(function (r) {
+      return r.ok ? follow(r.data) : r;
+    }).then(function (r) {
       window.clearInterval(timer);
       button.disabled = false;
       var result = r.ok ? r.data : { ok: false, error: r.data.error || "", log: "", seconds: 0 };

@@ -21,7 +21,14 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from .chunking import pack_text
 from .figures import vision_jpeg
 from .ocr import check_languages, no_text_warning, recognise
-from .types import ChunkDraft, Figure, ParsedDocument, ParseOptions, UnreadableDocument
+from .types import (
+    ChunkDraft,
+    Figure,
+    OcrNeeded,
+    ParsedDocument,
+    ParseOptions,
+    UnreadableDocument,
+)
 
 # Registered once per process; Pillow then opens HEIC/HEIF like any format.
 pillow_heif.register_heif_opener()
@@ -103,6 +110,8 @@ def extract_image(
         warnings_.append(f"only the first {MAX_FRAMES} of {total} pages were read")
     parsed = ParsedDocument(title=fallback_title, kind="image", chunks=[], warnings=warnings_)
     if options.ocr_languages:
+        if options.ocr_elsewhere:
+            raise OcrNeeded(len(frames))
         languages = check_languages(options.ocr_languages)
         for number, frame in enumerate(frames, start=1):
             text = recognise(frame, languages=languages)

@@ -10,7 +10,8 @@ carry text-markup annotations, and the costly "dict" mode only on page 1 for
 the title.
 
 A page without a text layer that shows an image or drawing (a scan) is read by
-OCR (`ocr.py`, Tesseract), up to MAX_OCR_PAGES pages; its chunks are marked
+OCR (`ocr.py`, Tesseract), up to `options.ocr_max_pages` pages (in the long
+lane only: the quick lane raises OcrNeeded instead); its chunks are marked
 `origin="ocr"`. Figures (`figures.py`) are collected for the worker to describe.
 """
 
@@ -29,12 +30,11 @@ from PIL import Image
 
 from .figures import pdf_figures
 from .ocr import MAX_OCR_PIXELS, OcrUnavailable, check_languages, no_text_warning, recognise
-from .types import ChunkDraft, ParsedDocument, ParseOptions, UnreadableDocument
+from .types import ChunkDraft, OcrNeeded, ParsedDocument, ParseOptions, UnreadableDocument
 
 MAX_CHUNK_CHARS = 1000
 MAX_TITLE_CHARS = 200
 DOI_PAGES = 2  # a paper prints its DOI on the first page, sometimes the second
-MAX_OCR_PAGES = 100  # ~2 minutes of OCR on two idle cores; later pages say they were skipped
 OCR_DPI = 300
 OCR_WORKERS = max(1, min(2, os.cpu_count() or 1))  # tesseract processes at once
 
@@ -167,7 +167,9 @@ def _extract_pages(doc: pymupdf.Document, options: ParseOptions) -> _Pages:
         pages.annotations.extend(annotations)
         texts[number] = text
     if scanned and options.ocr_languages:
-        texts.update(_recognise_pages(doc, scanned, options.ocr_languages, pages))
+        if options.ocr_elsewhere:
+            raise OcrNeeded(min(len(scanned), options.ocr_max_pages))
+        texts.update(_recognise_pages(doc, scanned, options, pages))
     for number, text in texts.items():
         if number <= DOI_PAGES:
             pages.first_texts.append(text)
@@ -184,23 +186,25 @@ def _extract_pages(doc: pymupdf.Document, options: ParseOptions) -> _Pages:
 
 
 def _recognise_pages(
-    doc: pymupdf.Document, numbers: list[int], languages: str, pages: _Pages
+    doc: pymupdf.Document, numbers: list[int], options: ParseOptions, pages: _Pages
 ) -> dict[int, str]:
-    """OCR of the scanned pages (at most MAX_OCR_PAGES), OCR_WORKERS at a time:
+    """OCR of the scanned pages (at most `options.ocr_max_pages`; later pages
+    say they were skipped), OCR_WORKERS at a time:
     tesseract runs as its own process, so two pages use two cores. Pages are
     rendered here, one batch at a time (MuPDF is not thread-safe, and a batch
     of rendered A4 pages is ~9 MB each)."""
     try:
-        languages = check_languages(languages)
+        languages = check_languages(options.ocr_languages)
     except OcrUnavailable as exc:
         pages.ocr_error = str(exc)
         return {}
-    if len(numbers) > MAX_OCR_PAGES:
+    cap = max(0, options.ocr_max_pages)
+    if len(numbers) > cap:
         pages.ocr_warnings.append(
-            f"only the first {MAX_OCR_PAGES} scanned pages were read by OCR; "
-            f"{len(numbers) - MAX_OCR_PAGES} more were not"
+            f"only the first {cap} scanned pages were read by OCR; "
+            f"{len(numbers) - cap} more were not (JARVIS_OCR_MAX_PAGES)"
         )
-        numbers = numbers[:MAX_OCR_PAGES]
+        numbers = numbers[:cap]
     found: dict[int, str] = {}
     with ThreadPoolExecutor(max_workers=OCR_WORKERS) as pool:
         for start in range(0, len(numbers), OCR_WORKERS):

@@ -41,6 +41,17 @@ class Figure:
     media_type: str = "image/png"
 
 
+class OcrNeeded(Exception):
+    """Raised instead of reading scanned pages or images by OCR when the parse
+    may not (`ParseOptions.ocr_elsewhere`, the quick lane): OCR takes seconds
+    a page, so the file goes to the long lane, whose time limit grows with
+    `pages` (apps.library.ingest.isolated)."""
+
+    def __init__(self, pages: int) -> None:
+        super().__init__(f"{pages} scanned page{'s' if pages != 1 else ''} to read by OCR")
+        self.pages = pages
+
+
 @dataclass(frozen=True)
 class ParseOptions:
     """What a parse may do beyond reading the file; plain data, so it can be
@@ -48,6 +59,8 @@ class ParseOptions:
 
     ocr_languages: str = "eng"  # Tesseract's "eng+deu" form; "" turns OCR off
     figure_images: bool = False  # carry figure/photo pixels for a vision model
+    ocr_max_pages: int = 100  # scanned PDF pages read by OCR (JARVIS_OCR_MAX_PAGES)
+    ocr_elsewhere: bool = False  # raise OcrNeeded instead of running OCR (the quick lane)
 
 
 @dataclass

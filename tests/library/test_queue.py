@@ -1,0 +1,211 @@
+"""Indexing lanes, cancel and retry: what waits, what moves, and what the
+person who added a file can do about it. Parsing runs in real sandbox
+children; the worker's tasks run inline (Huey's immediate mode)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from apps.core.models import JobRun
+from apps.library import tasks
+from apps.library.ingest.isolated import LONG
+from apps.library.models import Document
+from apps.library.services.adding import upload_add
+from apps.library.services.queue import document_cancel, token_bump
+from tests.support.hostile import pdf_with_pages, text_pdf
+
+NOTE = b"# Quince jam\n\nSimmer the quinces with lemon peel.\n"
+
+
+def signed_in(user, *, csrf: bool = False) -> Client:
+    client = Client(enforce_csrf_checks=csrf)
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def pending(owner):
+    """An upload waiting for the worker (its task not run yet)."""
+
+    def make(name: str = "jam.md", data: bytes = NOTE) -> Document:
+        added = upload_add(owner=owner, name=name, data=data)
+        assert added.document is not None, added.error
+        return added.document
+
+    return make
+
+
+@pytest.mark.django_db
+class TestLanes:
+    def test_a_file_with_many_passages_is_indexed_in_the_long_lane(
+        self, owner, pending, settings, django_capture_on_commit_callbacks
+    ):
+        settings.PARSE_QUICK_MAX_CHUNKS = 5
+        survey = pending("survey.pdf", text_pdf(6, "Soil survey"))
+        with django_capture_on_commit_callbacks(execute=True):
+            tasks.enqueue_ingest(survey, user_id=owner.pk)
+        survey.refresh_from_db()
+        assert survey.status == "ready" and survey.chunks.count() > 5
+        # One run for the document, which moved lanes rather than starting over.
+        (run,) = JobRun.objects.filter(job="library_ingest")
+        assert run.outcome == "ok" and run.summary.startswith("indexed “Soil survey”")
+
+    def test_a_long_lane_task_waits_in_the_queue_not_on_a_thread(
+        self, owner, pending, django_capture_on_commit_callbacks
+    ):
+        survey = pending("survey.pdf", text_pdf(2, "Soil survey"))
+        assert tasks._long_lane.acquire(blocking=False)  # another large file holds it
+        try:
+            started = time.monotonic()
+            with django_capture_on_commit_callbacks(execute=True):
+                tasks.enqueue_ingest(survey, user_id=owner.pk, lane=LONG)
+            assert time.monotonic() - started < 5  # the task returned; nothing blocked
+        finally:
+            tasks._long_lane.release()
+        run = JobRun.objects.get(job="library_ingest")
+        assert run.outcome == "queued"
+        assert run.summary.endswith("waits for the long lane (another large file is being parsed)")
+        survey.refresh_from_db()
+        assert survey.status == "pending"
+
+    def test_a_sync_leaves_a_slow_file_to_the_long_lane_and_indexes_the_notes_at_once(
+        self, owner, vault, make_source, settings, django_capture_on_commit_callbacks
+    ):
+        settings.PARSE_QUICK_MAX_CHUNKS = 5
+        vault.write("jam.md", NOTE.decode())
+        vault.write_bytes("survey.pdf", text_pdf(6, "Soil survey"))
+        make_source(owner, vault)
+        with django_capture_on_commit_callbacks(execute=False) as queued:
+            summary = tasks.sources_sync.body()
+        assert Document.objects.get(path="jam.md").status == "ready"
+        survey = Document.objects.get(path="survey.pdf")
+        assert survey.status == "pending" and summary.endswith("2 changed, 0 failed")
+        with django_capture_on_commit_callbacks(execute=True):
+            for callback in queued:  # the long lane's turn
+                callback()
+        survey.refresh_from_db()
+        assert survey.status == "ready" and survey.chunks.count() > 5
+        assert JobRun.objects.get(job="library_ingest").detail["document_id"] == survey.pk
+        # The next sync sees nothing new.
+        assert tasks.sources_sync.body().endswith("0 changed, 0 failed")
+
+
+@pytest.mark.django_db
+class TestCancelAndRetry:
+    def test_the_owner_cancels_a_waiting_document_and_its_task_skips_it(
+        self, owner, pending, django_capture_on_commit_callbacks
+    ):
+        jam = pending()
+        with django_capture_on_commit_callbacks(execute=False) as queued:
+            tasks.enqueue_ingest(jam, user_id=owner.pk)
+        response = signed_in(owner).post(f"/library/doc/{jam.pk}/cancel/")
+        assert response.status_code == 302
+        jam.refresh_from_db()
+        assert (jam.status, jam.error) == ("failed", "cancelled by Olivia")
+        for callback in queued:  # the worker reaches the task later
+            callback()
+        jam.refresh_from_db()
+        assert (jam.status, jam.chunks.count()) == ("failed", 0)
+        assert JobRun.objects.get(job="library_ingest").summary.endswith("skipped")
+
+    def test_retry_queues_it_again_and_it_is_indexed(
+        self, owner, pending, django_capture_on_commit_callbacks
+    ):
+        jam = pending()
+        document_cancel(user=owner, document=jam)
+        with django_capture_on_commit_callbacks(execute=True):
+            response = signed_in(owner).post(
+                f"/library/doc/{jam.pk}/retry/", HTTP_HX_REQUEST="true"
+            )
+        assert response.status_code == 200
+        jam.refresh_from_db()
+        assert jam.status == "ready" and jam.chunks.exists()
+
+    def test_the_add_page_offers_cancel_and_retry_for_a_waiting_upload(
+        self, owner, django_capture_on_commit_callbacks
+    ):
+        with django_capture_on_commit_callbacks(execute=False):
+            html = (
+                signed_in(owner)
+                .post(
+                    "/library/add/upload/",
+                    {"files": [SimpleUploadedFile("jam.md", NOTE)]},
+                    HTTP_HX_REQUEST="true",
+                )
+                .content.decode()
+            )
+        assert 'data-testid="cancel"' in html and 'data-testid="retry"' in html
+        jam = Document.objects.get(path="jam.md")
+        assert f'action="/library/doc/{jam.pk}/cancel/"' in html
+
+    def test_the_document_page_offers_them_to_its_owner_only(
+        self, owner, member, pending, settings
+    ):
+        jam = pending()
+        jam.source.sharing = "household"
+        jam.source.save()
+        assert (
+            'data-testid="cancel"'
+            in signed_in(owner).get(f"/library/doc/{jam.pk}/").content.decode()
+        )
+        seen = signed_in(member).get(f"/library/doc/{jam.pk}/")
+        assert seen.status_code == 200 and 'data-testid="cancel"' not in seen.content.decode()
+
+    @pytest.mark.parametrize("action", ["cancel", "retry"])
+    def test_nobody_else_can_cancel_or_retry(self, owner, member, outsider, pending, action):
+        jam = pending()
+        jam.source.sharing = "household"
+        jam.source.save()
+        for person in (member, outsider):
+            assert signed_in(person).post(f"/library/doc/{jam.pk}/{action}/").status_code == 404
+        jam.refresh_from_db()
+        assert jam.status == "pending"
+
+    @pytest.mark.parametrize("action", ["cancel", "retry"])
+    def test_cancel_and_retry_need_the_csrf_token(self, owner, pending, action):
+        jam = pending()
+        response = signed_in(owner, csrf=True).post(f"/library/doc/{jam.pk}/{action}/")
+        assert response.status_code == 403
+        jam.refresh_from_db()
+        assert jam.status == "pending"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cancelling_a_document_mid_parse_stops_its_parser(owner, pending, settings):
+    """A 1,999-page PDF takes seconds to parse; cancel stops it within one."""
+    page = "\n".join(f"Line {i} of an almanac that goes on and on." for i in range(50))
+    almanac = pending("almanac.pdf", pdf_with_pages(1999, text=page))
+    outcome: list[str] = []
+
+    token = token_bump(almanac)
+
+    def worker() -> None:
+        outcome.append(tasks.ingest_task.body(almanac.pk, run=_Recorder(), token=token, lane=LONG))
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while Document.objects.get(pk=almanac.pk).status != "parsing":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    stopped_at = time.monotonic()
+    document_cancel(user=owner, document=almanac)
+    thread.join(timeout=30)
+    assert not thread.is_alive() and time.monotonic() - stopped_at < 5
+    almanac.refresh_from_db()
+    assert (almanac.status, almanac.error, almanac.chunks.count()) == (
+        "failed",
+        "cancelled by Olivia",
+        0,
+    )
+    assert outcome == ["“almanac.pdf”: cancelled"]
+
+
+class _Recorder:
+    def defer(self, **changes) -> None:
+        raise AssertionError("a long-lane parse on a free lane is not deferred")

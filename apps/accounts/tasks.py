@@ -12,7 +12,7 @@ from apps.core.schedules import Cron
 
 @periodic_job(
     name="prune_sign_ins",
-    title="Prune expired sessions and old sign-in failures",
+    title="Clearing expired sign-ins",
     schedule=Cron("daily at 03:35", minute="35", hour="3"),
 )
 def prune_sign_ins() -> str:

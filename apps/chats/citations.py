@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -47,6 +48,14 @@ def verify(text: str, valid: set[int]) -> tuple[str, list[int], int]:
     )
     cleaned = _CUT_BETWEEN_WORDS.sub("", _CUT_BEFORE_PUNCTUATION.sub("", cleaned))
     return cleaned, used, invalid
+
+
+def removed_note(count: int) -> str:
+    """The note under a reply whose model cited passages it was never shown."""
+    return (
+        f"{count} citation{pluralize(count)} pointed at no passage"
+        f" and {pluralize(count, 'was,were')} removed."
+    )
 
 
 def chip(citation: dict) -> SafeString:

@@ -319,10 +319,7 @@ async def _finish_citations(generation, turn, ctx, conversation, specs, answer_b
     generation.citations = [ctx.passages[n].citation() for n in used]
     if invalid:
         generation.usage["invalid_citations"] = invalid
-        generation.notes.append(
-            f"{invalid} citation{'s' if invalid != 1 else ''} pointed at no passage"
-            " and were removed."
-        )
+        generation.notes.append(citations.removed_note(invalid))
     if ctx.passages and not used:
         generation.notes.append(UNCITED_NOTE)
     for caveat in ctx.caveats:

@@ -10,7 +10,7 @@ from apps.core.schedules import Cron
 
 @periodic_job(
     name="chats_prune",
-    title="Remove chats beyond each person's limit",
+    title="Removing chats beyond each person's limit",
     schedule=Cron("daily at 03:40", minute="40", hour="3"),
 )
 def chats_prune_all() -> str:

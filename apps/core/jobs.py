@@ -49,6 +49,8 @@ SUMMARY_MAX = 500
 @dataclass(frozen=True)
 class JobSpec:
     name: str
+    # What the job does, as a household member reads it on the Jobs page:
+    # a sentence ("Syncing your notes"), never the code name.
     title: str
     schedule: Schedule | None = None  # None: runs on demand only
     at_start: bool = False  # also queued once each time the worker starts
@@ -57,6 +59,9 @@ class JobSpec:
     # False for work whose length grows with the library and that shows its
     # progress (a reindex): the watchdog leaves it alone.
     time_limited: bool = True
+    # The sentence for a run about one thing, "Reading {subject}", where the
+    # run recorded what its subject is called (on_demand_job's `subject`).
+    title_of_one: str = ""
 
     def next_run(self, now: datetime | None = None) -> datetime | None:
         if self.schedule is None:
@@ -86,18 +91,40 @@ def register(spec: JobSpec) -> JobSpec:
     return spec
 
 
+def run_title(run: JobRun) -> str:
+    """The sentence a person reads for a run ("Reading report.pdf", "Syncing
+    your notes"): the one place a job's code name becomes words."""
+    spec = REGISTRY.get(run.job)
+    if spec is None:  # a job since renamed or removed: its name, made readable
+        return run.job.replace("_", " ").capitalize()
+    subject = (run.detail or {}).get("subject")
+    if subject and spec.title_of_one:
+        return spec.title_of_one.format(subject=subject)
+    return spec.title
+
+
 class RunRecorder:
     """Handed to the job body so it can set its one-line summary, report
-    progress while it runs (shown on the Jobs page, which polls), or ask to be
-    run again later (`defer`)."""
+    progress while it runs (shown on the Jobs page, which polls), ask to be
+    run again later (`defer`), or mark the run failed when the work failed
+    without raising (a file that could not be read is a handled outcome, but
+    not an "ok" one)."""
 
     PROGRESS_EVERY = 2.0  # seconds between progress writes
 
     def __init__(self, run: JobRun) -> None:
         self.run = run
         self.summary = ""
+        self.failed = False
         self.deferred: dict | None = None
         self._reported = 0.0
+
+    def fail(self, summary: str) -> str:
+        """Record the run as failed with `summary`; returns it, so a body can
+        `return run.fail("…")`."""
+        self.failed = True
+        self.summary = summary
+        return summary
 
     def defer(self, *, delay: float = 0, **changes) -> None:
         """Put this run back in the queue when the body returns: the task runs
@@ -144,7 +171,8 @@ def job_run(
             outcome=JobRun.Outcome.QUEUED, summary=_one_line(recorder.summary), pid=None
         )
         return
-    _finish(run, outcome=JobRun.Outcome.OK, summary=recorder.summary)
+    outcome = JobRun.Outcome.ERROR if recorder.failed else JobRun.Outcome.OK
+    _finish(run, outcome=outcome, summary=recorder.summary)
 
 
 def _start_queued(run_id: int) -> JobRun | None:
@@ -161,6 +189,18 @@ def _finish(run: JobRun, *, outcome: str, summary: str, error: str = "") -> None
     JobRun.objects.filter(pk=run.pk, outcome=JobRun.Outcome.RUNNING).update(
         outcome=outcome, summary=_one_line(summary), error=error, finished_at=timezone.now()
     )
+
+
+def _subject_of(subject, args: tuple, kwargs: dict) -> str:
+    if subject is None:
+        return ""
+    try:
+        return _one_line(subject(*args, **kwargs) or "")[:200]
+    except Exception:
+        # Naming the run is a courtesy: the job runs (and says what went
+        # wrong) even when its subject cannot be looked up.
+        logger.exception("could not name the subject of a run")
+        return ""
 
 
 def _one_line(text: str) -> str:
@@ -286,6 +326,8 @@ def on_demand_job(
     *,
     name: str,
     title: str,
+    title_of_one: str = "",
+    subject: Callable[..., str | None] | None = None,
     on_overrun: Callable[[JobRun], None] | None = None,
     time_limited: bool = True,
 ):
@@ -294,14 +336,34 @@ def on_demand_job(
 
     `task(*args, user_id=…, **kwargs)` queues it the plain Huey way (its run
     is recorded when it starts); `task.enqueue(...)` records it as queued
-    right away and returns that JobRun."""
+    right away and returns that JobRun.
+
+    `subject`, given the task's arguments, names what the run is about (a
+    file name) for `title_of_one`; it is recorded with the run (when queued,
+    or as it starts), so the Jobs page reads it without a query per row."""
 
     def decorate(body: Callable[..., str | None]):
-        register(JobSpec(name=name, title=title, on_overrun=on_overrun, time_limited=time_limited))
+        register(
+            JobSpec(
+                name=name,
+                title=title,
+                title_of_one=title_of_one,
+                on_overrun=on_overrun,
+                time_limited=time_limited,
+            )
+        )
+
+        def run_detail(args: tuple, kwargs: dict) -> dict:
+            detail: dict = {"args": [str(a) for a in args]}
+            named = _subject_of(subject, args, kwargs)
+            if named:
+                detail["subject"] = named
+            return detail
 
         @db_task(name=name)
         def task(*args, user_id: int | None = None, run_id: int | None = None, **kwargs) -> None:
-            with job_run(name, user_id=user_id, run_id=run_id, args=[str(a) for a in args]) as run:
+            detail = run_detail(args, kwargs) if run_id is None else {}
+            with job_run(name, user_id=user_id, run_id=run_id, **detail) as run:
                 if run is None:
                     return  # cancelled while it waited
                 run.summary = body(*args, run=run, **kwargs) or ""
@@ -317,7 +379,7 @@ def on_demand_job(
                 user_id=user_id,
                 outcome=JobRun.Outcome.QUEUED,
                 queued_at=timezone.now(),
-                detail={"args": [str(a) for a in args], **(detail or {})},
+                detail={**run_detail(args, kwargs), **(detail or {})},
             )
             _schedule(task, args, kwargs, user_id, run.pk, priority=priority)
             return run

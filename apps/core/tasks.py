@@ -76,7 +76,7 @@ def worker_stopping() -> None:
 
 @periodic_job(
     name="heartbeat",
-    title="Worker heartbeat",
+    title="Checking the worker is running",
     schedule=Cron("every 10 minutes", minute="*/10"),
 )
 def heartbeat() -> str:
@@ -87,7 +87,7 @@ def heartbeat() -> str:
 
 @periodic_job(
     name="prune",
-    title="Prune old job runs",
+    title="Clearing old job records",
     schedule=Cron("daily at 03:30", minute="30", hour="3"),
 )
 def prune() -> str:

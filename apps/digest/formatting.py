@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from datetime import date, datetime
 
 import yaml
+from django.template.defaultfilters import pluralize
 
 from apps.digest.papers import TIER_TITLES, TIERS, Paper
 
@@ -138,7 +139,8 @@ def unscored_section(papers: list[Paper], failures: list[dict]) -> str:
     lines = [f"## {TIER_TITLES['unscored']}", ""]
     for failure in failures:
         lines.append(
-            f"Batch {failure['number']} ({len(failure['papers'])} papers) could not be "
+            f"Batch {failure['number']} ({len(failure['papers'])} paper"
+            f"{pluralize(len(failure['papers']))}) could not be "
             f"scored: {inline(failure['reason'])}."
         )
         lines.append("")

@@ -35,7 +35,7 @@ def _when(text: str) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
-@on_demand_job(name="digest_run", title="Paper digest for one person")
+@on_demand_job(name="digest_run", title="Writing the weekly digest")
 def digest_run_task(user_id: int, *, run, trigger: str, slot: str = "", at: str = "") -> str:
     user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
     if user is None:
@@ -117,7 +117,7 @@ def catch_up_all(now: datetime | None = None) -> str:
 
 @periodic_job(
     name="digest",
-    title="Weekly paper digest",
+    title="Checking whether a weekly digest is due",
     schedule=Cron("hourly; runs at the weekly digest slot", minute="0"),
 )
 def digest_hourly() -> str:
@@ -126,7 +126,7 @@ def digest_hourly() -> str:
 
 @periodic_job(
     name="digest_catch_up",
-    title="Paper digest catch-up",
+    title="Catching up on missed digests",
     schedule=Cron("every 6 hours at :15", minute="15", hour="*/6"),
     # Also queued when the worker starts: a slot missed while the machine was
     # off is caught up within minutes of it coming back, not hours.

@@ -10,7 +10,7 @@ from apps.instance.selectors import instance_settings
 
 @periodic_job(
     name="draft_retention",
-    title="Remove drafts untouched for the retention period",
+    title="Removing drafts nobody has touched for a while",
     schedule=Cron("daily at 04:10", minute="10", hour="4"),
 )
 def draft_retention() -> str:

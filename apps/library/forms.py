@@ -29,7 +29,7 @@ class CollectionForm(forms.Form):
     )
     unversioned_dirs = forms.CharField(
         required=False,
-        label="Unversioned folders",
+        label="Folders without versions",
         help_text="Diaries and logs: every file there is its own document, never an old version.",
     )
     project_dirs = forms.CharField(
@@ -41,10 +41,10 @@ class CollectionForm(forms.Form):
     ocr_languages = forms.CharField(
         required=False,
         max_length=100,
-        label="OCR languages",
+        label="Languages of scanned text",
         validators=[validate_ocr_languages],
-        help_text="For scans and photos, e.g. eng+deu. Empty: the instance's setting. "
-        "Applies to files read from now on (reprocess to re-read the others).",
+        help_text="For reading scans and photos (OCR), e.g. eng+deu. Empty: the instance's "
+        "setting. Applies to files read from now on (“Read everything again” for the others).",
     )
     describe_images = forms.ChoiceField(
         choices=Source.Describe.choices,
@@ -93,7 +93,7 @@ class RegisterFolderForm(forms.Form):
     owner = forms.ModelChoiceField(queryset=User.objects.none(), required=False)
     name = forms.CharField(max_length=100)
     path = forms.CharField(
-        max_length=1000, help_text="A folder under the vaults root (JARVIS_VAULTS_ROOT)."
+        max_length=1000, help_text="A folder under the notes folders' root (JARVIS_VAULTS_ROOT)."
     )
     kind = forms.ChoiceField(
         choices=[(Source.Kind.VAULT, "Vault folder"), (Source.Kind.INBOX, "PDF inbox")]

@@ -16,9 +16,11 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.db import transaction
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 
 from apps.core.jobs import on_demand_job, on_worker_start, periodic_job
@@ -47,6 +49,15 @@ class SourcesFailed(Exception):
     job's summary, so the JobRun names each reason."""
 
 
+def _file_name(document_id: int, **_options) -> str:
+    path = Document.objects.filter(pk=document_id).values_list("path", flat=True).first()
+    return PurePosixPath(path).name if path else ""
+
+
+def _collection_name(source_id: int, **_options) -> str:
+    return Source.objects.filter(pk=source_id).values_list("name", flat=True).first() or ""
+
+
 def _ingest_overran(run: JobRun) -> None:
     """The watchdog failed this run for running too long: fail its document
     too, which also stops its parse and keeps whatever it had from being written."""
@@ -59,7 +70,13 @@ def _ingest_overran(run: JobRun) -> None:
         )
 
 
-@on_demand_job(name="library_ingest", title="Index an added document", on_overrun=_ingest_overran)
+@on_demand_job(
+    name="library_ingest",
+    title="Reading an added document",
+    title_of_one="Reading {subject}",
+    subject=_file_name,
+    on_overrun=_ingest_overran,
+)
 def ingest_task(
     document_id: int,
     *,
@@ -77,7 +94,7 @@ def ingest_task(
 ) -> str:
     document = Document.objects.select_related("source").filter(pk=document_id).first()
     if document is None:
-        return f"document {document_id} was removed before it was indexed"
+        return "The document was removed before it was read."
     if token is not None and document.queue_token != token:
         return f"“{document.title}”: cancelled or queued again; skipped"
     if lane == LONG and not _long_lane.acquire(blocking=False):
@@ -108,8 +125,9 @@ def ingest_task(
     if notify:
         _notify_owner(document.pk)
     if document.status == Document.Status.FAILED:
-        return f"“{document.title}” failed: {document.error}"
-    return f"indexed “{document.title}” ({document.chunks.count()} passages)"
+        return run.fail(f"Could not read “{document.title}”: {document.error}")
+    passages = document.chunks.count()
+    return f"Indexed “{document.title}”: {passages} passage{pluralize(passages)}."
 
 
 def _notify_owner(document_id: int) -> None:
@@ -134,18 +152,26 @@ def _notify_owner(document_id: int) -> None:
         )
 
 
-@on_demand_job(name="library_reprocess", title="Reprocess a collection")
+@on_demand_job(
+    name="library_reprocess",
+    title="Reading a collection again",
+    title_of_one="Reading {subject} again",
+    subject=_collection_name,
+)
 def reprocess_source_task(source_id: int, *, run, mode: str = "full") -> str:
     """A sync runs here; "full" and "failed" queue one ingest per document,
     so a collection of large files never holds a worker thread for long."""
     source = Source.objects.filter(pk=source_id).first()
     if source is None:
-        return f"collection {source_id} no longer exists"
+        return "The collection no longer exists."
     if mode == "sync":
         report = source_sync(source=source, defer_slow=True)
         enqueue_deferred(report.deferred, owner_id=source.owner_id)
         changed = report.added + report.updated
-        return f"synced “{source.name}”: {changed} changed ({len(report.failed)} failed)"
+        summary = f"Synced “{source.name}”: {changed} file{pluralize(changed)} changed"
+        if report.failed:
+            return f"{summary}, {len(report.failed)} could not be read."
+        return f"{summary}."
     documents = source.documents.all()
     if mode == "failed":
         # The page marks them pending while they wait for this job.
@@ -154,7 +180,8 @@ def reprocess_source_task(source_id: int, *, run, mode: str = "full") -> str:
     for document in documents:
         # A collection's reprocess sends no notice per document.
         enqueue_ingest(document, user_id=source.owner_id, full=mode == "full", notify=False)
-    return f"queued {len(documents)} documents of “{source.name}” for reprocessing"
+    count = len(documents)
+    return f"Queued {count} document{pluralize(count)} of “{source.name}” to be read again."
 
 
 def enqueue_deferred(deferred: dict[int, int], *, owner_id: int) -> None:
@@ -220,7 +247,7 @@ def recover_documents() -> None:
 # ~11 passages a second), and its progress on the Jobs page shows it is alive.
 @on_demand_job(
     name="library_reindex",
-    title="Re-embed the library with the chosen model",
+    title="Re-indexing the library for the new search model",
     time_limited=False,
 )
 def reindex_task(*, run) -> str:
@@ -272,17 +299,26 @@ class _Scan:
 def _sync_kind(kind: str) -> _Scan:
     """Sync every source of `kind`; one source's failure never stops the next."""
     scan = _Scan()
-    for source in Source.objects.filter(kind=kind).order_by("pk"):
+    for source in Source.objects.filter(kind=kind).select_related("owner").order_by("pk"):
+        # Named with its owner: each person's vault may have the same name.
+        name = f"{source.name} ({source.owner.name})"
         try:
             report = source_sync(source=source, defer_slow=True)
         except SourceUnavailable as exc:
-            scan.unavailable.append(f"{source.name}: {exc}")
+            scan.unavailable.append(f"{name}: {exc}")
             continue
         enqueue_deferred(report.deferred, owner_id=source.owner_id)
         scan.total.merge(report)
         changed = report.added + report.updated + report.removed
-        scan.lines.append(f"{source.name}: {changed} changed, {len(report.failed)} failed")
-        scan.failed_files.extend(f"{source.name}/{f['path']}: {f['reason']}" for f in report.failed)
+        line = (
+            f"{name}: {changed} file{pluralize(changed)} changed"
+            if changed
+            else f"{name}: no changes"
+        )
+        if report.failed:
+            line += f", {len(report.failed)} could not be read"
+        scan.lines.append(line)
+        scan.failed_files.extend(f"{name}/{f['path']}: {f['reason']}" for f in report.failed)
     return scan
 
 
@@ -294,7 +330,7 @@ def _finish(summary: str, scan: _Scan) -> str:
 
 @periodic_job(
     name="sources_sync",
-    title="Sync note folders",
+    title="Syncing your notes",
     schedule=Every(setting_reader("sync_interval_minutes")),
     at_start=True,
 )
@@ -304,7 +340,9 @@ def sources_sync() -> str:
         return "no note folders registered"
     summary = "; ".join(scan.lines) or "nothing synced"
     if scan.failed_files:
-        summary += f" ({len(scan.failed_files)} files failed, first: {scan.failed_files[0]})"
+        failed = len(scan.failed_files)
+        first = scan.failed_files[0]
+        summary += f" ({failed} file{pluralize(failed)} could not be read, first: {first})"
     return _finish(summary, scan)
 
 
@@ -317,7 +355,7 @@ def _paper_line(paper: dict[str, str]) -> str:
 
 @periodic_job(
     name="inbox_scan",
-    title="Scan PDF inboxes",
+    title="Checking the PDF inboxes",
     schedule=Every(setting_reader("inbox_interval_minutes")),
 )
 def inbox_scan() -> str:
@@ -326,10 +364,10 @@ def inbox_scan() -> str:
         return "no PDF inboxes registered"
     papers = [_paper_line(paper) for paper in scan.total.indexed]
     summary = (
-        f"ingested {len(papers)}: " + "; ".join(papers) if papers else "no new or changed PDFs"
+        f"read {len(papers)} new: " + "; ".join(papers) if papers else "no new or changed PDFs"
     )
     if scan.total.waiting:
         summary += f"; {len(scan.total.waiting)} still being written (next scan)"
     if scan.failed_files:
-        summary += f"; {len(scan.failed_files)} failed: " + "; ".join(scan.failed_files)
+        summary += f"; {len(scan.failed_files)} could not be read: " + "; ".join(scan.failed_files)
     return _finish(summary, scan)

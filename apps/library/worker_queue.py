@@ -73,4 +73,5 @@ def _describe(user, run: JobRun) -> str:
     spec = REGISTRY.get(run.job)
     if spec is None:
         return "busy with other work"
-    return f"busy with “{spec.title}”"
+    # Titles are sentences ("Syncing your notes"): "the worker is syncing your notes".
+    return spec.title[:1].lower() + spec.title[1:]

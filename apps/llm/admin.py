@@ -10,6 +10,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
@@ -98,7 +99,8 @@ def _check_message(connection: Connection, result: CheckResult) -> str:
     shown = ", ".join(result.models[:SHOWN_IDS])
     more = len(result.models) - SHOWN_IDS
     tail = f" and {more} more" if more > 0 else ""
-    return f"Check of {connection.name}: {len(result.models)} models: {shown}{tail}"
+    count = len(result.models)
+    return f"Check of {connection.name}: {count} model{pluralize(count)}: {shown}{tail}"
 
 
 @admin.register(Connection)
@@ -142,7 +144,9 @@ class ConnectionAdmin(admin.ModelAdmin):
                 },
             )
             self.message_user(
-                request, f"Added {len(added)} models to {connection.name}.", messages.SUCCESS
+                request,
+                f"Added {len(added)} model{pluralize(len(added))} to {connection.name}.",
+                messages.SUCCESS,
             )
             return HttpResponseRedirect(
                 reverse("admin:instance_connection_change", args=[connection.pk])
@@ -186,7 +190,7 @@ class ConnectionAdmin(admin.ModelAdmin):
             names = ", ".join(entry.model_id for entry in added[:SHOWN_IDS]) or "none new"
             self.message_user(
                 request,
-                f"Added {len(added)} models to {connection.name} ({names}). "
+                f"Added {len(added)} model{pluralize(len(added))} to {connection.name} ({names}). "
                 "Tick tools/vision for those that support them.",
                 messages.SUCCESS,
             )

@@ -226,6 +226,8 @@ def test_accept_one_change_reject_the_other_then_restore_the_original(
     first = page.locator("[data-history-list] li").first
     first.wait_for()
     assert "before accepting a suggestion" in first.inner_text()
+    when = first.locator("time").inner_text()
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", when)  # 24-hour, as elsewhere
     first.locator("[data-testid=restore]").click()
     wait_until(lambda: on_disk(letter, drafts_dir) == ORIGINAL, timeout=5)
     page.wait_for_function(f"() => {EDITOR_TEXT_JS} === {json.dumps(ORIGINAL)}")
@@ -281,6 +283,8 @@ def test_ctrl_s_saves_and_a_change_underneath_is_refused(
     page.locator(".drafts-tab[data-dirty]").wait_for(state="detached")
     preview.locator("p", has_text="Thank you.").wait_for()
     assert on_disk(letter, drafts_dir) == LONG.replace("Madam,", "Madam, Thank you.")
+    # "Saved 14:05": the household's 24-hour clock, never the browser's "2:05 PM".
+    assert re.fullmatch(r"Saved \d{2}:\d{2}", page.locator("[data-save-status]").inner_text())
 
     # Scrolling the editor scrolls the preview to the same place (one way).
     assert page.evaluate(TOP_BLOCK_LINE_JS) == 0

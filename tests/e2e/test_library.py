@@ -194,7 +194,7 @@ def test_sync_now_adds_a_new_version_and_the_timeline_marks_the_old_one(
     assert (
         old.locator("[data-testid=superseded]")
         .inner_text()
-        .startswith("superseded by plan_oct2026.md")
+        .startswith("replaced by plan_oct2026.md")
     )
     assert old.get_by_text("current", exact=True).count() == 0
     assert new.get_by_text("current", exact=True).is_visible()

@@ -113,7 +113,7 @@ class TestQueuePlace:
     def test_other_work_is_named_by_its_title(self, owner):
         JobRun.objects.create(job="sources_sync")
         mine = pending(owner, "mine.md")
-        assert "the worker is busy with “Sync note folders”" in status_html(signed_in(owner), mine)
+        assert "the worker is syncing your notes" in status_html(signed_in(owner), mine)
 
     def test_a_file_waiting_long_with_the_worker_idle_says_to_check_the_worker(self, owner):
         mine = pending(owner, "mine.md")

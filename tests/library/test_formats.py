@@ -370,7 +370,7 @@ def test_the_owner_sets_ocr_languages_and_descriptions_on_the_collections_page(o
     client = signed_in(owner)
 
     page = client.get("/library/collections/").content.decode()
-    assert "OCR languages" in page and "Figures and photos" in page
+    assert "Languages of scanned text" in page and "Figures and photos" in page
     client.post(
         f"/library/collections/{source.pk}/",
         {**form, f"c{source.pk}-ocr_languages": "eng+deu", f"c{source.pk}-describe_images": "on"},

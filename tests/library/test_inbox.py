@@ -72,7 +72,7 @@ def test_a_scan_ingests_finished_pdfs_and_logs_each_paper(inbox, vault, owner):
     run = last_run("inbox_scan")
     assert run.outcome == JobRun.Outcome.OK
     assert (
-        "ingested 1: “Nitrogen budgets in small farms” (Ana Souza, doi:10.5555/nitrogen.1)"
+        "read 1 new: “Nitrogen budgets in small farms” (Ana Souza, doi:10.5555/nitrogen.1)"
         in run.summary
     )
     assert "1 still being written" in run.summary
@@ -123,7 +123,7 @@ def test_a_broken_pdf_is_recorded_and_the_scan_goes_on(inbox, vault):
     run = last_run("inbox_scan")
     assert (
         run.outcome == JobRun.Outcome.OK
-        and "1 failed" in run.summary
+        and "1 could not be read" in run.summary
         and "broken.pdf" in run.summary
     )
 

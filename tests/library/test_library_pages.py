@@ -81,7 +81,7 @@ class TestLibraryPage:
         assert 'data-testid="passage"' in html
         assert "<mark>Porto</mark>" in html
         assert "<html" not in html  # htmx gets the partial only
-        assert "keyword" in html and "semantic" in html
+        assert "same words" in html and "similar meaning" in html  # how each was found
 
     def test_search_never_shows_another_persons_private_passages(self, member, household):
         html = signed_in(member).get("/library/?q=zebracorn+secret").content.decode()
@@ -111,7 +111,7 @@ class TestDocumentPage:
         )
         assert "We go to Porto by train." in html
         assert 'data-testid="timeline"' in html
-        assert "superseded by plans/trip_oct2026.md (2026-10-01)" in html
+        assert "replaced by plans/trip_oct2026.md (2026-10-01)" in html
         assert "current" in html
 
     def test_a_private_document_is_a_404_for_the_household(self, member, outsider, household):

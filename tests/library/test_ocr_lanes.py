@@ -61,7 +61,7 @@ def test_a_scanned_upload_is_read_in_the_long_lane_with_time_for_each_page(
     # parse limit plus 7 s for each of the two.
     assert walls == [10, 300 + 2 * 7]
     (run,) = JobRun.objects.filter(job="library_ingest")
-    assert run.outcome == "ok" and run.summary.startswith("indexed “")
+    assert run.outcome == "ok" and run.summary.startswith("Indexed “")
 
 
 def test_a_photo_goes_to_the_long_lane_when_its_text_is_to_be_read(

@@ -46,7 +46,9 @@ def test_an_epub_that_unpacks_past_the_limit_fails_with_the_reason(add, settings
     )
     assert not document.chunks.exists()
     run = JobRun.objects.get(job="library_ingest")
-    assert run.outcome == "ok" and "failed: the EPUB unpacks" in run.summary
+    # A file that could not be read is a failed run, never an "ok" one.
+    assert run.outcome == "error" and "Could not read" in run.summary
+    assert "the EPUB unpacks" in run.summary
 
 
 def test_an_ordinary_epub_within_the_limits_is_indexed(add, settings):

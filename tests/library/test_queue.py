@@ -53,7 +53,7 @@ class TestLanes:
         assert survey.status == "ready" and survey.chunks.count() > 5
         # One run for the document, which moved lanes rather than starting over.
         (run,) = JobRun.objects.filter(job="library_ingest")
-        assert run.outcome == "ok" and run.summary.startswith("indexed “Soil survey”")
+        assert run.outcome == "ok" and run.summary.startswith("Indexed “Soil survey”")
 
     def test_a_long_lane_task_waits_in_the_queue_not_on_a_thread(
         self, owner, pending, django_capture_on_commit_callbacks
@@ -84,7 +84,7 @@ class TestLanes:
             summary = tasks.sources_sync.body()
         assert Document.objects.get(path="jam.md").status == "ready"
         survey = Document.objects.get(path="survey.pdf")
-        assert survey.status == "pending" and summary.endswith("2 changed, 0 failed")
+        assert survey.status == "pending" and summary.endswith("2 files changed")
         with django_capture_on_commit_callbacks(execute=True):
             for callback in queued:  # the long lane's turn
                 callback()
@@ -92,7 +92,7 @@ class TestLanes:
         assert survey.status == "ready" and survey.chunks.count() > 5
         assert JobRun.objects.get(job="library_ingest").detail["document_id"] == survey.pk
         # The next sync sees nothing new.
-        assert tasks.sources_sync.body().endswith("0 changed, 0 failed")
+        assert tasks.sources_sync.body().endswith("no changes")
 
 
 @pytest.mark.django_db

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import re
+from datetime import date, datetime
 
 from django import template
+from django.utils import timezone
+from django.utils.dateformat import format as date_format
 from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from apps.core.jobs import run_title
 from apps.core.markdown import render_markdown
+from apps.core.timeformat import WHEN_FORMAT
 
 register = template.Library()
 
@@ -44,6 +49,26 @@ def filesize(size: int) -> str:
             return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
         size /= 1024
     return str(size)
+
+
+@register.filter
+def job_title(run) -> str:
+    """A JobRun as a sentence: "Reading report.pdf" (apps.core.jobs.run_title)."""
+    return run_title(run)
+
+
+@register.filter
+def when(value) -> str:
+    """A moment as every page shows one: "2026-12-01 19:30", 24-hour, in the
+    instance's time zone (settings.TIME_ZONE). A plain date is just the date."""
+    if not value:
+        return ""
+    if isinstance(value, datetime):
+        moment = timezone.localtime(value) if timezone.is_aware(value) else value
+        return date_format(moment, WHEN_FORMAT)
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
 
 
 @register.filter

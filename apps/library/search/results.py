@@ -9,6 +9,15 @@ from dataclasses import asdict, dataclass, field
 
 from apps.library.models import Chunk, DocumentFile
 
+# How each leg that found a passage is named on the library page; the code
+# names stay in results for tools, `kb search` and the tests.
+LEG_WORDS = {
+    "keyword": "same words",
+    "semantic": "similar meaning",
+    "record": "record fields",
+    "version": "another version of a match",
+}
+
 
 @dataclass
 class Result:
@@ -38,6 +47,10 @@ class Result:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def leg_words(self) -> list[str]:
+        return [LEG_WORDS.get(leg, leg) for leg in self.legs]
 
 
 @dataclass

@@ -23,6 +23,13 @@ HISTORY = "history"
 LOOKUP = "lookup"
 AUTO = "auto"
 MODES = (AUTO, PRESENT, HISTORY, LOOKUP)
+# What a person reads for each mode (the library's search line): the code
+# names above are for tools and the `kb` command.
+MODE_WORDS = {
+    PRESENT: "current versions",
+    HISTORY: "history: every version",
+    LOOKUP: "any time",
+}
 
 _HISTORY_RULES = [
     r"\bchang(e|ed|es|ing)\b",

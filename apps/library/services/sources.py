@@ -15,6 +15,7 @@ from django.conf import settings
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.template.defaultfilters import pluralize
 
 from apps.accounts.permissions import MANAGE_FOLDER_SOURCES
 from apps.core.datapaths import holds_jarvis_data
@@ -159,7 +160,9 @@ def source_update(
                 source.private_dirs = private
                 source.save(update_fields=["private_dirs"])
                 moved = _refile_private(source)
-                notes.append(f"{moved} documents changed privacy.")
+                notes.append(
+                    f"{moved} document{pluralize(moved)} moved in or out of a private folder."
+                )
         if source.is_folder and unversioned_dirs is not None:
             unversioned = clean_dirs(unversioned_dirs, "unversioned dir")
             if unversioned != source.unversioned_dirs:

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 from apps.core.errors import JarvisError
 from apps.library.index.embeddings import EmbeddingUnavailable
 from apps.library.search import Filters, query_terms, search
+from apps.library.search.timemode import MODE_WORDS
 from apps.library.selectors import (
     KIND_GROUPS,
     ListingFilters,
@@ -56,7 +57,11 @@ def index(request: HttpRequest) -> HttpResponse:
                 limit=SEARCH_LIMIT, filters=_search_filters(filters),
                 latest_only=filters.latest,
             )  # fmt: skip
-            context.update(results=response.results, mode=response.mode, terms=query_terms(query))
+            context.update(
+                results=response.results,
+                mode_words=MODE_WORDS.get(response.mode, response.mode),
+                terms=query_terms(query),
+            )
         except (JarvisError, EmbeddingUnavailable, ValueError) as exc:
             context["search_error"] = str(exc)
     else:

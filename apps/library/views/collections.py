@@ -104,11 +104,11 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
         documents_mark_pending(documents=list(documents))
     enqueue_reprocess(source, user_id=request.user.pk, mode=mode)
     labels = {
-        "full": "Reprocessing everything",
-        "failed": "Retrying failed documents",
+        "full": "Reading every document again",
+        "failed": "Trying the documents that could not be read again",
         "sync": "Syncing",
     }
-    messages.info(request, f"{labels[mode]} in “{source.name}”; see the library for live status.")
+    messages.info(request, f"{labels[mode]} in “{source.name}”; the library shows how it goes.")
     return redirect("library:collections")
 
 

@@ -310,5 +310,5 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
         # "Retry" beside a failed file on the Add page: its status starts over in place.
         document.refresh_from_db()
         return render(request, "library/_doc_status.html", {"document": document})
-    messages.info(request, "Reprocessing: the status below updates by itself.")
+    messages.info(request, "Reading it again: the status below updates by itself.")
     return redirect("library:document", pk=pk)

@@ -8,6 +8,7 @@
 //   historyStart()           load the list whenever the panel opens
 import { dirty, page, state } from "./state.js";
 import { fill, request } from "./http.js";
+import { dayAndTime } from "./clock.js";
 import { say } from "./message.js";
 import { paintTab } from "./marks.js";
 import { refreshPreview } from "./preview.js";
@@ -36,9 +37,7 @@ export function loadHistory() {
       var what = document.createElement("span");
       var when = document.createElement("time");
       when.dateTime = snapshot.created_at;
-      when.textContent = new Date(snapshot.created_at).toLocaleString([], {
-        day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", second: "2-digit"
-      });
+      when.textContent = dayAndTime(snapshot.created_at, true);
       what.appendChild(when);
       var detail = document.createElement("span");
       detail.className = "small muted";
@@ -81,7 +80,7 @@ function restore(tab, snapshot) {
       refreshPreview();
       loadHistory();
     }
-    say("Restored " + tab.name + " as it was " + new Date(snapshot.created_at).toLocaleString() +
+    say("Restored " + tab.name + " as it was " + dayAndTime(snapshot.created_at) +
       ". The text it replaced is in History.", "success");
   });
 }

@@ -10,6 +10,7 @@
 //                               warning on leaving with unsaved text
 import { anyDirty, dirty, page, state } from "./state.js";
 import { request } from "./http.js";
+import { timeOfDay } from "./clock.js";
 import { say } from "./message.js";
 import { paintTab } from "./marks.js";
 import { refreshPreview } from "./preview.js";
@@ -33,7 +34,7 @@ export function save(tab) {
       }
       tab.hash = r.data.hash;
       tab.clean = generation;
-      page.saveStatus.textContent = "Saved " + new Date().toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+      page.saveStatus.textContent = "Saved " + timeOfDay(new Date());
       if (page.messageEl.classList.contains("alert--error")) say("");
       paintTab(tab);
       if (tab === state.active) loadHistory();

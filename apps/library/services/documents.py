@@ -76,7 +76,7 @@ def document_ingest(
     true: nothing is written). A parser that crashes is tried once more; the
     second crash fails the document with STOPPED_TWICE. `ocr_pages`: the
     scanned pages the quick lane counted, which lengthen the long lane's
-    limit (None: not counted; the limit allows for JARVIS_OCR_MAX_PAGES)."""
+    limit (None: not counted; the plain limit)."""
     source = document.source
     set_status(document, Document.Status.PARSING)
     plan = vision_plan(source, in_private_dir=under(document.path, source.private_dirs))

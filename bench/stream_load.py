@@ -58,8 +58,11 @@ Definitions:
   schedule; client loop lag: how late this process's event loop woke up.
   Both should be a few ms, or the figures measure the load generator.
 
-The target (issue): 100 concurrent streams, 0 dropped, p99 added latency
-≤ 50 ms on 2 cores.
+The target (issue 13), on 2 cores: 100 streams started within one second,
+0 dropped, p99 added latency ≤ 50 ms and the send's round trip p99 ≤ 500 ms;
+10 streams p99 ≤ 25 ms. The load average is printed beside the figures: the
+machine is shared, and a run taken with it above the CPU count measures the
+machine rather than daphne.
 
     .venv/bin/python bench/stream_load.py [--clients 100] [--tokens 200] [--rate 50]
         [--ramp 1.0] [--pin]
@@ -74,6 +77,7 @@ import argparse
 import asyncio
 import base64
 import hashlib
+import html
 import multiprocessing
 import os
 import random
@@ -95,7 +99,15 @@ WARM_UP_CLIENT = 0  # client numbers of the measured clients start at 1
 WARM_UP_TOKENS = 20
 TOKEN_RE = re.compile(r"t(\d{4})")
 STATUS_RE = re.compile(r'id="msg-\d+-status"[^>]*?data-status="([a-z]+)"')
-ANSWER_RE = re.compile(r'<div id="msg-\d+-answer"[^>]*>(.*?)</div>', re.S)
+# A whole answer block runs from its element to the next block of the frame (or its end).
+ANSWER_RE = re.compile(
+    r'<div id="msg-\d+-answer"[^>]*>(.*?)(?=<[a-z]+ id="msg-\d+-(?:sources|notes|actions|meta)"|$)',
+    re.S,
+)
+# While the answer streams, frames append text to its open block (apps/chats/streaming.py).
+APPEND_RE = re.compile(r'<span data-append="msg-\d+-open" data-at="(\d+)">([^<]*)</span>')
+OPEN_RE = re.compile(r'<div id="msg-\d+-open"[^>]*>([^<]*)</div>')
+TAG_RE = re.compile(r"<[^>]+>")
 FINAL = ("done", "error", "stopped", "interrupted")
 
 
@@ -495,18 +507,37 @@ def analyse(runs: list[Run], emitted: dict[int, dict[int, float]], args) -> Figu
         seen = -1
         finished = False
         run_token_frames = 0
+        shown = ""  # the answer's text as the page shows it, rebuilt as chat.js does
         for arrival, message in run.frames:
             figures.frames += 1
             status = STATUS_RE.search(message)
             answer = ANSWER_RE.search(message)
-            if status is None and answer is None:
+            appends = APPEND_RE.findall(message)
+            if status is None and answer is None and not appends:
                 figures.bad += 1
                 continue
             if status and status.group(1) in FINAL:
                 finished = True
-            if answer is None:
+            if answer is not None:
+                # Streaming, the text ends with the open block (where appends go).
+                block = answer.group(1)
+                open_block = OPEN_RE.search(block)
+                if open_block is not None:
+                    block = block[: open_block.start()] + open_block.group(1)
+                shown = html.unescape(TAG_RE.sub("", block))
+            gap = False
+            for at, text in appends:
+                at, text = int(at), html.unescape(text)
+                if at > len(shown):
+                    gap = True  # the page would ask for the whole reply again
+                    continue
+                shown += text[len(shown) - at :]
+            if gap:
+                figures.gaps += 1
                 continue
-            numbers = [int(n) for n in TOKEN_RE.findall(answer.group(1))]
+            if answer is None and not appends:
+                continue
+            numbers = [int(n) for n in TOKEN_RE.findall(shown)]
             if numbers != list(range(len(numbers))):
                 figures.gaps += 1
                 continue
@@ -588,16 +619,30 @@ def report(figures: Figures, runs: list[Run], extra: dict, args) -> None:
         f" the added-latency floor at {args.rate:g} tokens/s is p99 ≈"
         f" {0.99 * 1000 / args.rate:.1f} ms"
     )
+    before, after = extra["load"]
+    print(
+        "load average (1/5/15 min) before the run "
+        + " ".join(f"{x:.2f}" for x in before)
+        + ", after "
+        + " ".join(f"{x:.2f}" for x in after)
+        + f" on {os.cpu_count()} CPUs: figures taken above ~{os.cpu_count()} measure the machine"
+    )
     for line in figures.errors[:5]:
         print(f"  {line}")
+    # The issue's targets: 0 dropped; per-frame p99 ≤ 50 ms and the send's
+    # round trip p99 ≤ 500 ms with 100 streams; per-frame p99 ≤ 25 ms with 10.
+    frame_limit = 25 if len(runs) <= 10 else 50
     met = (
         figures.dropped == 0
         and figures.lost_tokens == 0
         and figures.added
-        and percentile(figures.added, 99) <= 50
+        and percentile(figures.added, 99) <= frame_limit
+        and sends
+        and percentile(sends, 99) <= 500
     )
     print(
-        f"target (0 dropped, p99 ≤ 50 ms) with {len(runs)} streams: {'met' if met else 'NOT met'}"
+        f"target (0 dropped, per-frame p99 ≤ {frame_limit} ms, send p99 ≤ 500 ms)"
+        f" with {len(runs)} streams: {'met' if met else 'NOT met'}"
     )
 
 
@@ -654,7 +699,9 @@ def main() -> None:
         flush=True,
     )
     try:
+        load_before = os.getloadavg()
         runs, extra = asyncio.run(drive(port, people, cookies, args))
+        extra["load"] = (load_before, os.getloadavg())
     finally:
         daphne.terminate()
         try:

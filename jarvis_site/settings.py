@@ -136,10 +136,12 @@ INSTALLED_APPS = [
     "apps.instance",
     "apps.llm",
     "apps.library",
+    "apps.projects",
     "apps.chats",
     "apps.drafts",
     "apps.digest",
     "apps.agents",
+    "apps.mcp",
     "apps.demo",
 ]
 
@@ -150,7 +152,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Before whitenoise so static files get the same headers as pages.
     "apps.core.middleware.SecurityHeadersMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "apps.core.middleware.StaticFilesMiddleware",  # whitenoise, async-capable
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from apps.chats import setup
+from apps.chats import setup, tree
 from apps.chats.live import Generation, flush
 from apps.chats.models import Chat, Message
 from apps.llm import TextDelta, stream_chat
@@ -59,7 +59,7 @@ async def maybe_compact(generation: Generation, turn) -> None:
     )
     turn.chat.summary, turn.chat.summary_upto = summary, upto
     turn.system = await sync_to_async(setup.system_prompt, thread_sensitive=False)(
-        turn.user, turn.chat
+        turn.user, turn.chat, turn.model
     )
     turn.history = await sync_to_async(setup.conversation, thread_sensitive=False)(
         turn.chat, before=turn.question.pk
@@ -71,21 +71,15 @@ async def maybe_compact(generation: Generation, turn) -> None:
 
 def _first_kept(chat: Chat, question_pk: int) -> int | None:
     """The first message of the last KEEP_EXCHANGES exchanges before the
-    question (each exchange starts with the person's message), or None when
-    there are no more exchanges than that since the last summary."""
-    starts = list(
-        chat.messages.filter(role=Message.Role.USER, pk__lt=question_pk, pk__gt=chat.summary_upto)
-        .order_by("-pk")
-        .values_list("pk", flat=True)[: KEEP_EXCHANGES + 1]
-    )
+    question on its branch (each exchange starts with the person's message),
+    or None when there are no more exchanges than that since the last summary."""
+    earlier = setup.after_summary(chat, tree.lineage(chat, question_pk)[:-1])
+    starts = [m.pk for m in reversed(earlier) if m.role == Message.Role.USER]
     return starts[KEEP_EXCHANGES - 1] if len(starts) > KEEP_EXCHANGES else None
 
 
 def _store_summary(chat: Chat, summary: str, before: int) -> int:
-    """Keep the summary; everything before `before` is now behind it."""
-    upto = (
-        chat.messages.filter(pk__lt=before).order_by("-pk").values_list("pk", flat=True).first()
-        or 0
-    )
+    """Keep the summary; everything on the branch before `before` is now behind it."""
+    upto = Message.objects.filter(pk=before).values_list("parent_id", flat=True).first() or 0
     Chat.objects.filter(pk=chat.pk).update(summary=summary, summary_upto=upto)
     return upto

@@ -12,6 +12,7 @@ from apps.chats import frames
 from apps.chats.live import REGISTRY
 from apps.chats.models import Chat, Message
 from apps.chats.reply import Reply
+from apps.chats.usage import chat_usage_line
 from apps.core.consumers import AuthenticatedConsumer
 from apps.core.ids import parse_id
 
@@ -29,7 +30,7 @@ class ChatConsumer(AuthenticatedConsumer):
         # Re-attach: a reload or a second tab sees the reply as it is now.
         running = REGISTRY.running_in(self.chat_id)
         for generation in running:
-            await self.send(text_data=frames.render_blocks(generation, composer=True))
+            await self.send(text_data=frames.render_blocks(generation, composer=True, leaf=True))
         if not running:
             # The page may have been rendered while a reply ran that has
             # finished since: send the latest reply as saved (a no-op when the
@@ -75,23 +76,31 @@ class ChatConsumer(AuthenticatedConsumer):
     async def _current(self, message_id: int) -> str:
         generation = REGISTRY.generations.get(message_id)
         if generation is not None and generation.chat_id == self.chat_id:
-            return frames.render_blocks(generation, composer=True)
+            return frames.render_blocks(generation, composer=True, leaf=True)
         return await database_sync_to_async(self._saved)(message_id)
 
     def _latest_saved(self) -> str:
-        latest = (
-            Message.objects.filter(chat_id=self.chat_id, role=Message.Role.ASSISTANT)
-            .order_by("-pk")
-            .values_list("pk", flat=True)
-            .first()
-        )
-        return self._saved(latest) if latest else ""
+        # The reply the branch shown ends with (not the newest of all: that
+        # may be an alternative the person paged away from).
+        latest = Chat.objects.filter(pk=self.chat_id).values_list("leaf_id", flat=True).first()
+        if latest is None:
+            latest = (
+                Message.objects.filter(chat_id=self.chat_id, role=Message.Role.ASSISTANT)
+                .order_by("-pk")
+                .values_list("pk", flat=True)
+                .first()
+            )
+        return self._saved(latest, leaf=True) if latest else ""
 
-    def _saved(self, message_id: int) -> str:
+    def _saved(self, message_id: int, *, leaf: bool = False) -> str:
         message = Message.objects.filter(
             pk=message_id, chat_id=self.chat_id, role=Message.Role.ASSISTANT
         ).first()
         if message is None:
             return ""
         reply = Reply.of(message, configure_link=self.user.is_staff)
-        return frames.render_blocks(reply, composer=True)
+        if not reply.in_flight:
+            # The page may have missed the final frame (it came before the
+            # send's answer put the reply there): the chat's total comes too.
+            reply.chat_usage = chat_usage_line(self.chat_id)
+        return frames.render_blocks(reply, composer=True, leaf=leaf)

@@ -8,6 +8,7 @@ from asgiref.sync import sync_to_async
 from apps.chats import tools
 from apps.chats.live import Generation
 from apps.chats.models import Message
+from apps.chats.setup import question_of
 from apps.library.search import search
 
 SEARCH_FALLBACK_HEAD = (
@@ -47,12 +48,8 @@ async def search_fallback(generation: Generation, *, no_model: bool = False) -> 
 
 
 def _fallback_passages(message_id: int) -> list[tools.Passage]:
-    answer = Message.objects.select_related("chat", "chat__owner").get(pk=message_id)
-    question = (
-        answer.chat.messages.filter(pk__lt=answer.pk, role=Message.Role.USER)
-        .order_by("-pk")
-        .first()
-    )
+    answer = Message.objects.select_related("chat", "chat__owner", "parent").get(pk=message_id)
+    question = question_of(answer)
     if question is None:
         return []
     ctx = tools.TurnContext(user=answer.chat.owner, chat=answer.chat, cloud=False, notes_only=True)

@@ -3,23 +3,38 @@
 A frame is a few top-level elements with ids (the reply's status line,
 reasoning, tool activity, answer, sources, notes, confirmation cards, and the
 composer's Send/Stop button); the htmx websocket extension swaps each into the
-element with the same id. Whole blocks, not deltas: a frame that arrives late
-or twice still leaves the page right."""
+element with the same id. Whole blocks: a frame that arrives late or twice
+still leaves the page right. The one exception is the text of an answer or a
+reasoning while it streams, which frames append to (apps.chats.streaming,
+with offsets, so a late or repeated append is harmless too)."""
 
 from __future__ import annotations
 
 from django.template.loader import render_to_string
+from django.utils.html import format_html
 
 from apps.chats.reply import Reply
 
-BLOCKS = ("status", "reasoning", "activity", "answer", "sources", "notes", "actions")
+BLOCKS = ("status", "reasoning", "activity", "answer", "sources", "notes", "actions", "meta")
 
 
-def render_blocks(reply: Reply, blocks=BLOCKS, *, composer: bool = False) -> str:
-    parts = [
-        render_to_string(f"chats/_reply.html#{block}", {"reply": reply, "oob": True})
-        for block in blocks
-    ]
+def leaf_marker(leaf: int) -> str:
+    """Tells every tab which reply the chat's branch ends with: a tab showing
+    another branch (the person regenerated or paged in another tab) fetches
+    the conversation again (static/js/chat.js)."""
+    return format_html(
+        '<span id="chat-leaf" data-leaf="{}" hidden hx-swap-oob="true"></span>', leaf
+    )
+
+
+def render_block(reply: Reply, block: str) -> str:
+    return render_to_string(f"chats/_reply.html#{block}", {"reply": reply, "oob": True})
+
+
+def render_blocks(
+    reply: Reply, blocks=BLOCKS, *, composer: bool = False, leaf: bool = False
+) -> str:
+    parts = [render_block(reply, block) for block in blocks]
     if composer:
         parts.append(
             render_to_string(
@@ -31,4 +46,12 @@ def render_blocks(reply: Reply, blocks=BLOCKS, *, composer: bool = False) -> str
                 },
             )
         )
+        if reply.chat_usage is not None:
+            parts.append(
+                render_to_string(
+                    "chats/_chat_usage.html", {"chat_usage": reply.chat_usage, "oob": True}
+                )
+            )
+    if leaf:
+        parts.append(leaf_marker(reply.pk))
     return "".join(parts)

@@ -54,13 +54,45 @@ def snippet_parts(text: str) -> list[tuple[str, bool]]:
 
 def index_exchange(*, question: Message, answer: Message) -> None:
     chat = answer.chat
+    index_exchange_row(
+        answer_id=answer.pk,
+        question=question.text,
+        answer=answer.text,
+        owner_id=chat.owner_id,
+        chat_id=chat.pk,
+        private=chat.private,
+    )
+
+
+def index_exchange_row(
+    *, answer_id: int, question: str, answer: str, owner_id: int, chat_id: int, private: bool
+) -> None:
+    """The same from plain values (the end of every reply: no model rows to load)."""
     with connection.cursor() as cursor:
-        cursor.execute(f"DELETE FROM {TABLE} WHERE rowid = %s", [answer.pk])
+        cursor.execute(f"DELETE FROM {TABLE} WHERE rowid = %s", [answer_id])
         cursor.execute(
             f"INSERT INTO {TABLE}(rowid, question, answer, owner_id, chat_id, private) "
             "VALUES (%s, %s, %s, %s, %s, %s)",
-            [answer.pk, question.text, answer.text, chat.owner_id, chat.pk, int(chat.private)],
+            [answer_id, question, answer, owner_id, chat_id, int(private)],
         )
+
+
+def _insert(cursor, chat: Chat, question: Message, answer: Message) -> None:
+    cursor.execute(
+        f"INSERT INTO {TABLE}(rowid, question, answer, owner_id, chat_id, private) "
+        "VALUES (%s, %s, %s, %s, %s, %s)",
+        [answer.pk, question.text, answer.text, chat.owner_id, chat.pk, int(chat.private)],
+    )
+
+
+def index_branch(chat: Chat, exchanges: list[tuple[Message, Message]]) -> None:
+    """The chat's searchable history becomes the exchanges of the branch it
+    now shows (a regenerated answer or an edited question leaves it; paging
+    back brings it back)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {TABLE} WHERE chat_id = %s", [chat.pk])
+        for question, answer in exchanges:
+            _insert(cursor, chat, question, answer)
 
 
 def mark_private(chat: Chat) -> None:

@@ -1,12 +1,15 @@
 """Replies being written in this web process. Each is a Generation (the Reply
 plus its task and the blocks changed since the last frame) in REGISTRY, keyed
 by message id; closing a tab does not stop it, a reload or a second tab
-re-attaches, and every open socket of the chat gets whole rendered blocks
-about 15 times a second (`flush`)."""
+re-attaches, and every open socket of the chat gets a frame about 15 times a
+second (`flush`, driven by one TICKER for all replies): the text appended to
+the answer or the reasoning while they stream (apps.chats.streaming), other
+blocks whole."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
@@ -14,6 +17,9 @@ from dataclasses import dataclass, field
 from apps.chats import frames
 from apps.chats.models import Chat, Message
 from apps.chats.reply import Reply
+from apps.chats.streaming import APPEND, WHOLE, TextStream
+
+logger = logging.getLogger(__name__)
 
 FRAME_INTERVAL = 0.066  # about 15 frames per second at most
 # The first periodic save comes this long after the start (apps.chats.saving).
@@ -31,9 +37,39 @@ class Generation(Reply):
     # first token (when a burst of sends is still being handled).
     last_save: float = field(default_factory=time.monotonic)
     save_task: asyncio.Task | None = None
+    # The answer and the reasoning as frames show them while they grow
+    # (apps.chats.streaming): appended text, closed blocks rendered once.
+    answer_stream: TextStream | None = None
+    reasoning_stream: TextStream | None = None
+
+    def __post_init__(self) -> None:
+        self.answer_stream = TextStream(f"msg-{self.pk}-open", markdown=True)
+        self.reasoning_stream = TextStream(f"msg-{self.pk}-reasoning-open", markdown=False)
 
     def touch(self, *blocks: str) -> None:
         self.dirty.update(blocks)
+
+    @property
+    def streaming(self) -> bool:
+        return self.status in (Message.Status.PENDING, Message.Status.STREAMING)
+
+    @property
+    def answer_html(self):
+        if self.streaming:
+            return self.answer_stream.whole(self.text)
+        return super().answer_html
+
+    @property
+    def reasoning_html(self):
+        if self.streaming:
+            return self.reasoning_stream.whole(self.reasoning)
+        return super().reasoning_html
+
+    def streams(self):
+        return (
+            (self.answer_stream, self.text, "answer"),
+            (self.reasoning_stream, self.reasoning, "reasoning"),
+        )
 
 
 class Registry:
@@ -81,21 +117,92 @@ class Registry:
 REGISTRY = Registry()
 
 
+# How many turns' database work (a send writing its question and reply rows,
+# a reply loading its turn) runs at once in this process. Measured with
+# bench/stream_load.py, 100 sends within a second: unlimited, a hundred
+# threads fought over SQLite's writer lock and the GIL and the send's round
+# trip was p50 2.9-3.4 s; four at a time, p50 1.6-1.7 s (docs/chat.md).
+SETUP_SLOTS = 4
+_slots: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
+
+
+def setup_slot() -> asyncio.Semaphore:
+    """The running event loop's semaphore (one per loop: a semaphore is bound
+    to the loop it first waits on, and tests run several)."""
+    loop = asyncio.get_running_loop()
+    slot = _slots.get(loop)
+    if slot is None:
+        for old in [key for key in _slots if key.is_closed()]:
+            del _slots[old]
+        slot = _slots[loop] = asyncio.Semaphore(SETUP_SLOTS)
+    return slot
+
+
 def flush(generation: Generation, *, everything: bool = False) -> None:
-    blocks = frames.BLOCKS if everything else [b for b in frames.BLOCKS if b in generation.dirty]
-    generation.dirty.clear()
-    if blocks or everything:
-        REGISTRY.publish(
-            generation.chat_id,
-            frames.render_blocks(generation, blocks, composer=everything),
-        )
+    """Publish what changed since the last frame to every socket of the chat:
+    text appended to the answer or the reasoning while they stream, other
+    blocks whole. `everything`: every block whole, and the composer."""
+    generation.dirty, dirty = set(), generation.dirty
+    if everything:
+        for stream, text, _ in generation.streams():
+            stream.synced(text)
+        html = frames.render_blocks(generation, composer=True, leaf=True)
+        REGISTRY.publish(generation.chat_id, html)
+        return
+    parts = []
+    appends = {}
+    if generation.streaming:
+        for stream, text, block in generation.streams():
+            if block in dirty:
+                kind, piece = stream.step(text)
+                if kind != WHOLE:
+                    dirty.discard(block)
+                    if kind == APPEND:
+                        appends[block] = piece
+    for block in frames.BLOCKS:
+        if block in appends:
+            parts.append(appends[block])
+        elif block in dirty:
+            parts.append(frames.render_block(generation, block))
+    if parts:
+        REGISTRY.publish(generation.chat_id, "".join(parts))
 
 
 async def flusher(generation: Generation) -> None:
-    while True:
-        await asyncio.sleep(FRAME_INTERVAL)
-        if generation.dirty:
-            flush(generation)
+    """Have the reply's frames published until cancelled. One ticker serves
+    every running reply (a timer per reply, 15 times a second each, was a
+    measurable share of the event loop at a hundred replies)."""
+    TICKER.replies[generation.pk] = generation
+    TICKER.ensure()
+    try:
+        await asyncio.Event().wait()
+    finally:
+        TICKER.replies.pop(generation.pk, None)
+
+
+class Ticker:
+    """Every FRAME_INTERVAL, a frame for each running reply that changed."""
+
+    def __init__(self) -> None:
+        self.replies: dict[int, Generation] = {}
+        self.task: asyncio.Task | None = None
+
+    def ensure(self) -> None:
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        while self.replies:
+            await asyncio.sleep(FRAME_INTERVAL)
+            for generation in list(self.replies.values()):
+                if generation.dirty:
+                    try:
+                        flush(generation)
+                    except Exception:  # one reply's frame never stops the others'
+                        logger.exception("a frame of reply %s failed", generation.pk)
+
+
+TICKER = Ticker()
 
 
 def mark_interrupted(chat: Chat) -> None:

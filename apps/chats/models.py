@@ -1,5 +1,11 @@
 """Chats and their messages.
 
+Messages form a tree: each has a parent (a reply's parent is the person's
+message it answers; a person's message's parent is the reply before it), so a
+regenerated reply or an edited message is a sibling kept beside the earlier
+one. The chat's `leaf` is the newest message of the branch being shown; the
+conversation is the path from the root to it (`apps.chats.tree`).
+
 A message stores its part of the conversation as provider-neutral blocks
 (`apps.llm.transcript`), so a chat can switch model mid-way; the rendered
 answer, reasoning, tool activity and citations are kept beside them for the
@@ -33,6 +39,9 @@ class Chat(models.Model):
     # a private chat may only continue on a local model.
     private = models.BooleanField(default=False)
     notes_only = models.BooleanField(default=True)
+    # The person's instructions for this chat only, added after theirs and the
+    # instance's. Blank: none. Only the person edits it; no tool can.
+    instructions = models.TextField(blank=True)
     model_label = models.CharField(
         max_length=300, blank=True
     )  # "connection:model", blank = default
@@ -40,6 +49,11 @@ class Chat(models.Model):
     # hidden from the model's request (still shown to the person).
     summary = models.TextField(blank=True)
     summary_upto = models.BigIntegerField(default=0)
+    # The last message of the branch shown (and continued by the next send);
+    # null for a chat whose messages were never linked (treated as linear).
+    leaf = models.ForeignKey(
+        "Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now, db_index=True)
 
@@ -71,6 +85,11 @@ class Message(models.Model):
         WAITING = "waiting", "Waiting for your approval"
 
     chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="messages")
+    # The message this one follows in its branch (None: the chat's first
+    # message, or one of its edited versions).
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
+    )
     role = models.CharField(max_length=10, choices=Role.choices)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.DONE)
     # The message's turns in the provider-neutral transcript (user text; or the
@@ -110,6 +129,8 @@ class PendingAction(models.Model):
         REVIEW_DRAFT_EDIT = "review_draft_edit", "Review a suggested change"
         DRAFT_CREATED = "draft_created", "A new draft"
         APPROVE_TOOLS = "approve_tools", "Approve tool calls"
+        # The model proposes a memory; only the person's Keep stores it.
+        REMEMBER = "remember", "Remember something"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting for you"

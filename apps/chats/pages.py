@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from apps.chats import tree
 from apps.chats.live import mark_interrupted
-from apps.chats.models import Chat
+from apps.chats.models import Chat, Message
 from apps.chats.page_hooks import chat_page_hooks_for
 from apps.chats.reply import Reply
 from apps.chats.selectors import busy_message, chats_of
+from apps.chats.usage import chat_usage_for
 from apps.instance.selectors import instance_settings
 from apps.llm.selectors import default_model_for, models_for
 
 
 def conversation_context(user, chat: Chat | None) -> dict:
-    """One chat's messages as the page renders them, and the reply still running."""
+    """One chat's messages as the page renders them (the branch shown, each
+    message with its pager when it has alternatives) and the reply still running."""
     context = {
         "chat": chat,
         "configure_link": user.is_staff,
@@ -22,15 +25,35 @@ def conversation_context(user, chat: Chat | None) -> dict:
     }
     if chat is not None:
         mark_interrupted(chat)
-        messages = list(chat.messages.prefetch_related("actions").order_by("pk"))
-        context["items"] = [
-            (m, Reply.of(m, configure_link=user.is_staff) if m.role == "assistant" else None)
-            for m in messages
-        ]
+        context["items"] = conversation_items(user, chat)
         busy = busy_message(chat)
         context["busy_message"] = busy.pk if busy else None
         context["compacted_upto"] = chat.summary_upto
     return context
+
+
+def conversation_items(user, chat: Chat) -> list[tuple]:
+    """(message, its Reply or None) along the branch shown; each message
+    carries `pager` ("2 of 3") when it has alternatives."""
+    shape, messages = tree.shown(chat, prefetch=("actions",))
+    items = []
+    for m in messages:
+        m.pager = shape.pager(m.pk)
+        reply = None
+        if m.role == Message.Role.ASSISTANT:
+            reply = Reply.of(m, configure_link=user.is_staff)
+            reply.pager = m.pager
+        items.append((m, reply))
+    return items
+
+
+def regenerate_models(user, chat: Chat) -> list:
+    """The models a reply of `chat` may be regenerated with: the person's,
+    and only local ones for a private chat."""
+    models = list(models_for(user))
+    if chat.private:
+        models = [m for m in models if not m.is_cloud]
+    return models
 
 
 def chat_page_context(user, chat: Chat | None) -> dict:
@@ -43,4 +66,6 @@ def chat_page_context(user, chat: Chat | None) -> dict:
         "models": list(models_for(user)),
         "default_model": default_model_for(user),
         "chats_kept": instance_settings().chats_kept,
+        "chat_usage": chat_usage_for(chat),
+        "regenerate_models": regenerate_models(user, chat) if chat is not None else [],
     }

@@ -9,7 +9,10 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from apps.chats.citations import render_answer
+from apps.chats.export import reply_markdown
 from apps.chats.models import Message
+from apps.chats.streaming import plain_html
+from apps.chats.usage import usage_line
 
 
 @dataclass
@@ -28,6 +31,8 @@ class Reply:
     turns: list = field(default_factory=list)  # the provider-neutral transcript of the reply
     status_line: str = ""  # "Thinking…", "Writing…": shown while it runs, never stored
     configure_link: bool = False  # an admin sees "set up a model" when none answered
+    chat_usage: str | None = None  # the chat's total, sent with the final frame
+    pager: object = None  # tree.Pager among its alternatives, on the page only
 
     # What a Message row keeps, and what only the final save writes (the
     # transcript and usage are complete only when the reply is).
@@ -53,6 +58,19 @@ class Reply:
     @property
     def answer_html(self):
         return render_answer(self.text, self.citations)
+
+    @property
+    def reasoning_html(self):
+        return plain_html(self.reasoning)
+
+    @property
+    def markdown(self) -> str:
+        """What the copy button copies: the answer's Markdown and its sources."""
+        return reply_markdown(self.text, self.citations)
+
+    @property
+    def usage_line(self) -> str:
+        return usage_line(self.usage)
 
     @classmethod
     def of(cls, message: Message, *, actions=None, configure_link: bool = False) -> Reply:

@@ -22,13 +22,15 @@ from dataclasses import fields
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from apps.chats import approvals, citations, rounds, setup, tools
+from apps.chats import approvals, citations, refusals, rounds, setup, tools
+from apps.chats.attachments import attachment_ids, pending_attachments
 from apps.chats.compaction import maybe_compact
 from apps.chats.fallback import search_fallback
-from apps.chats.live import REGISTRY, Generation, flush, flusher
+from apps.chats.live import REGISTRY, Generation, flush, flusher, setup_slot
 from apps.chats.models import Message
 from apps.chats.reply import Reply
-from apps.chats.saving import maybe_save, save, snapshot
+from apps.chats.saving import SAVER, maybe_save, save, snapshot
+from apps.chats.usage import chat_usage_line
 from apps.llm import (
     Finished,
     OpaqueBlock,
@@ -48,6 +50,9 @@ ASK_TO_CITE = (
     "you relied on with their numbers in square brackets, like [1]. Change nothing else."
 )
 ROUND_LIMIT_NOTE = "Stopped: the model kept calling tools without answering."
+# How long a reply waits for its attachments to be indexed, and how often it looks.
+ATTACHMENT_WAIT, ATTACHMENT_POLL = 90.0, 0.5
+ATTACHMENT_LATE_NOTE = "An attachment was still being read; this answer may not include it."
 UNCITED_NOTE = "Uncited: this answer does not say which passages it relies on."
 
 
@@ -95,12 +100,11 @@ async def run(generation: Generation, *, resume: bool = False) -> None:
             await frames_task
         generation.status_line = ""
         try:
-            if generation.save_task is not None:
-                # A periodic save still in flight must land before the final
-                # one; its failure is already logged (_log_failed_save).
-                with contextlib.suppress(Exception):
-                    await generation.save_task
+            await SAVER.settled(generation)  # a periodic save lands before the final one
             await sync_to_async(save, thread_sensitive=False)(snapshot(generation, final=True))
+            generation.chat_usage = await sync_to_async(chat_usage_line, thread_sensitive=False)(
+                generation.chat_id
+            )
         finally:
             flush(generation, everything=True)
             REGISTRY.finished(generation)
@@ -119,10 +123,12 @@ async def _failed(generation: Generation, reason: str) -> None:
 
 
 async def _turn(generation: Generation, *, resume: bool = False) -> None:
-    turn = await sync_to_async(setup.load, thread_sensitive=False)(generation.pk)
+    async with setup_slot():
+        turn = await sync_to_async(setup.load, thread_sensitive=False)(generation.pk)
     generation.configure_link = bool(getattr(turn.user, "is_staff", False))
     if turn.refusal:
         raise ProviderError(turn.refusal)
+    await _attachments_indexed(generation, turn)
     if turn.model is None:
         generation.status_line = "Searching your notes…"
         generation.touch("status")
@@ -132,9 +138,11 @@ async def _turn(generation: Generation, *, resume: bool = False) -> None:
     generation.status = Message.Status.STREAMING
     if not resume:
         await maybe_compact(generation, turn)
-    question_turn = turn.question.turns or [
-        {"role": "user", "blocks": [{"type": "text", "text": turn.question.text}]}
-    ]
+    question_turn = (
+        turn.question_turns
+        or turn.question.turns
+        or [{"role": "user", "blocks": [{"type": "text", "text": turn.question.text}]}]
+    )
     ctx = tools.TurnContext(
         user=turn.user, chat=turn.chat, cloud=turn.cloud, notes_only=turn.chat.notes_only,
         mentions=list(turn.question.mentions or []),
@@ -153,6 +161,25 @@ async def _turn(generation: Generation, *, resume: bool = False) -> None:
     if answer_blocks is None:
         return  # a privacy stop (the fixed message is the reply), or waiting for approval
     await _finish_citations(generation, turn, ctx, conversation, specs, answer_blocks)
+
+
+async def _attachments_indexed(generation: Generation, turn) -> None:
+    """Files attached to the question are indexed by the worker; the model
+    searches them, so wait for them (saying so), at most ATTACHMENT_WAIT.
+    After that the turn goes on: what is indexed by then is found."""
+    ids = attachment_ids(turn.question.mentions if turn.question else [])
+    if not ids:
+        return
+    count = sync_to_async(pending_attachments, thread_sensitive=False)
+    deadline = asyncio.get_running_loop().time() + ATTACHMENT_WAIT
+    while await count(ids):
+        if asyncio.get_running_loop().time() > deadline:
+            generation.notes.append(ATTACHMENT_LATE_NOTE)
+            generation.touch("notes")
+            return
+        generation.status_line = "Reading your attachments…"
+        generation.touch("status")
+        await asyncio.sleep(ATTACHMENT_POLL)
 
 
 async def _answered_round(generation, turn, ctx, conversation) -> bool:
@@ -176,12 +203,18 @@ def _append_results(generation, conversation, results) -> None:
 
 async def _tool_loop(generation, turn, ctx, conversation, specs):
     round_number = 0
+    asked_to_search = False
     while True:
         round_number += 1
+        text_before = generation.text
         blocks, calls = await _stream(generation, turn, conversation, specs)
         assistant = {"role": "assistant", "blocks": blocks}
         conversation.append(assistant)
         generation.turns.append(assistant)
+        if not calls and not asked_to_search and refusals.refused_unsearched(generation, specs):
+            asked_to_search = True
+            refusals.ask_to_search(generation, conversation, text_before)
+            continue
         if not calls:
             return blocks
         if round_number > settings.CHAT_MAX_TOOL_ROUNDS:

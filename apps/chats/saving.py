@@ -1,20 +1,29 @@
 """Saving a reply while it streams and when it ends: the fields are copied on
-the event loop (a Snapshot) and written from a thread, at most one periodic
-save in flight, so the stream never waits on the database."""
+the event loop (a Snapshot) and written from a thread, so the stream never
+waits on the database.
+
+While replies stream, each is saved every SAVE_INTERVAL so that a restart
+keeps what it had; the replies due about the same time are written together
+(`SAVER`: one thread hop and one transaction for all of them, not one each,
+which at a hundred replies was a steady share of the web process). The final
+save of a reply is its own, after any batch it was part of has landed."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from dataclasses import dataclass
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections
+from django.db import close_old_connections, connection, transaction
 
-from apps.chats.history import index_exchange
+from apps.chats.history import index_exchange_row
 from apps.chats.live import SAVE_INTERVAL, Generation
 from apps.chats.models import Message
+from apps.chats.reply import Reply
+from apps.chats.setup import question_of
 
 logger = logging.getLogger(__name__)
 
@@ -46,31 +55,108 @@ def save(snapshot: Snapshot) -> None:
 
 
 def index_exchange_of(message_id: int) -> None:
-    answer = Message.objects.select_related("chat").get(pk=message_id)
-    question = (
-        answer.chat.messages.filter(pk__lt=answer.pk, role=Message.Role.USER)
-        .order_by("-pk")
+    # Plain values, not model rows: this runs at the end of every reply.
+    row = (
+        Message.objects.filter(pk=message_id)
+        .values(
+            "text", "chat_id", "chat__owner_id", "chat__private", "parent__text", "parent__role"
+        )
         .first()
     )
-    if question is not None:
-        index_exchange(question=question, answer=answer)
+    if row is None:
+        return
+    if row["parent__role"] == Message.Role.USER:
+        question = row["parent__text"]
+    else:  # a reply never linked into the tree: the question before it
+        found = question_of(Message.objects.select_related("chat").get(pk=message_id))
+        if found is None:
+            return
+        question = found.text
+    index_exchange_row(
+        answer_id=message_id,
+        question=question,
+        answer=row["text"],
+        owner_id=row["chat__owner_id"],
+        chat_id=row["chat_id"],
+        private=row["chat__private"],
+    )
 
 
 async def maybe_save(generation: Generation) -> None:
-    """Save the reply so far every SAVE_INTERVAL, in the background: the stream
-    keeps reading while the row is written (at most one save in flight)."""
+    """Have the reply saved every SAVE_INTERVAL, in the background: the
+    stream keeps reading while the rows are written."""
     now = time.monotonic()
-    in_flight = generation.save_task is not None and not generation.save_task.done()
-    if now - generation.last_save >= SAVE_INTERVAL and not in_flight:
+    if now - generation.last_save >= SAVE_INTERVAL:
         generation.last_save = now
-        generation.save_task = asyncio.create_task(
-            sync_to_async(save, thread_sensitive=False)(snapshot(generation))
-        )
-        generation.save_task.add_done_callback(_log_failed_save)
+        SAVER.add(generation)
+
+
+class Saver:
+    """Periodic saves of the running replies, written in batches."""
+
+    GATHER = 0.25  # seconds a batch waits for others falling due
+
+    def __init__(self) -> None:
+        self.due: dict[int, Generation] = {}
+        self.task: asyncio.Task | None = None
+
+    def add(self, generation: Generation) -> None:
+        self.due[generation.pk] = generation
+        if self.task is None:
+            self.task = asyncio.get_running_loop().create_task(self._write())
+            self.task.add_done_callback(_log_failed_save)
+        # The final save waits for the batch this reply is in (runner.run).
+        generation.save_task = self.task
+
+    async def settled(self, generation: Generation) -> None:
+        """Before a reply's final save: take it out of a batch still
+        gathering (the final save writes it all), or let the batch already
+        writing it land first. A failed batch is already logged."""
+        if self.due.pop(generation.pk, None) is not None:
+            return
+        if generation.save_task is not None and not generation.save_task.done():
+            with contextlib.suppress(Exception):
+                await asyncio.shield(generation.save_task)
+
+    async def _write(self) -> None:
+        await asyncio.sleep(self.GATHER)
+        due, self.due, self.task = self.due, {}, None
+        snapshots = [snapshot(generation) for generation in due.values()]
+        await sync_to_async(save_batch, thread_sensitive=False)(snapshots)
+
+
+SAVER = Saver()
+
+
+def save_batch(snapshots: list[Snapshot]) -> None:
+    """Write periodic snapshots in one transaction. Only rows still being
+    written are touched: a reply whose final save got there first keeps it.
+    One prepared UPDATE for every row: the ORM would build the same query
+    once per reply (apps/chats/live.py's replies, every SAVE_INTERVAL)."""
+    if not snapshots:
+        return
+    fields = [Message._meta.get_field(name) for name in Reply.STORED]
+    assignments = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)
+    # Only names from the model's own metadata go into the text; values are parameters.
+    sql = (
+        f"UPDATE {connection.ops.quote_name(Message._meta.db_table)} SET {assignments} "  # noqa: S608
+        "WHERE id = %s AND status IN (%s, %s)"
+    )
+    rows = [
+        [
+            *(f.get_db_prep_save(snap.fields[f.name], connection) for f in fields),
+            snap.message_id,
+            Message.Status.PENDING,
+            Message.Status.STREAMING,
+        ]
+        for snap in snapshots
+    ]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
 
 
 def _log_failed_save(task: asyncio.Task) -> None:
     # A periodic save that fails loses nothing (the final save writes it all),
     # but it is logged rather than left as an unretrieved task exception.
     if not task.cancelled() and task.exception() is not None:
-        logger.error("a periodic save of a reply failed", exc_info=task.exception())
+        logger.error("a periodic save of replies failed", exc_info=task.exception())

@@ -9,6 +9,9 @@ from datetime import date
 
 from django.utils import timezone
 
+from apps.accounts.memories import memories_for_prompt
+from apps.chats import tree
+from apps.chats.attachments import expand_images, without_images
 from apps.chats.kinds import prompt_parts
 from apps.chats.models import Chat, Message
 from apps.core.errors import JarvisError
@@ -16,6 +19,7 @@ from apps.instance.prompts import response_style_for
 from apps.instance.prompts import system_prompt as instance_prompt
 from apps.llm import ProviderConfig, provider_config_for
 from apps.llm.selectors import default_model_for, resolve_model
+from apps.llm.transcript import images_of, is_local_only
 
 
 @dataclass
@@ -29,6 +33,9 @@ class TurnSetup:
     cloud: bool
     system: str
     history: list[dict] = field(default_factory=list)
+    # The question as the model gets it (attached pictures read, or named for
+    # a model that cannot see them).
+    question_turns: list[dict] = field(default_factory=list)
     refusal: str = ""  # set when the turn must not run (a private chat on a cloud model…)
 
 
@@ -42,38 +49,79 @@ OWN_KNOWLEDGE = (
 )
 
 
+LOCAL_IMAGE = (
+    "The attached picture is local-only (this chat, its collection or its folder keeps it "
+    "off cloud models), so only a local model may see it."
+)
+
+
 def chosen_model(user, chat: Chat):
     if chat.model_label:
         return resolve_model(user, chat.model_label)
     return default_model_for(user)
 
 
-def system_prompt(user, chat: Chat) -> str:
+def system_prompt(user, chat: Chat, model=None) -> str:
+    """The system prompt for `user`'s `chat` on `model`, in layers: the
+    instance's (its prompt, the admin's note for this model, the notes rule,
+    the date), the person's (answer style, their instructions, what they asked
+    Jarvis to remember), the chat's own instructions, then the summary.
+
+    Memories are `user`'s alone, and a cloud model gets only those they marked
+    cloud-allowed; no model (or an unknown one) counts as cloud. Enforced here,
+    in code: nothing a model or a tool says can change any of these layers."""
+    cloud = model is None or model.is_cloud
     parts = [
         instance_prompt(),
-        response_style_for(user),
+        (getattr(model, "prompt_note", "") or "").strip(),
         NOTES_ONLY if chat.notes_only else OWN_KNOWLEDGE,
         f"Today is {timezone.localdate():%A %d %B %Y}. You are talking with {user.name}.",
-        *prompt_parts(chat),
+        *prompt_parts(chat),  # what an agent chat kind says about itself (apps.chats.kinds)
+        response_style_for(user),
+        _labelled(f"{user.name}'s instructions for all their chats:", user.instructions),
+        _memories(user, cloud=cloud),
+        _labelled("Their instructions for this chat:", chat.instructions),
     ]
     if chat.summary:
         parts.append(f"Summary of the earlier part of this conversation:\n{chat.summary}")
     return "\n\n".join(p for p in parts if p)
 
 
+def _labelled(label: str, text: str) -> str:
+    text = (text or "").strip()
+    return f"{label}\n{text}" if text else ""
+
+
+def _memories(user, *, cloud: bool) -> str:
+    texts = memories_for_prompt(user, cloud=cloud)
+    if not texts:
+        return ""
+    lines = "\n".join(f"- {text}" for text in texts)
+    return f"What {user.name} asked you to remember about them:\n{lines}"
+
+
 def conversation(chat: Chat, *, before: int) -> list[dict]:
-    """Earlier turns as provider-neutral turns: messages after the summary,
-    without failed replies (their text is an error for the person, not context)."""
+    """Earlier turns as provider-neutral turns: the messages on the branch
+    leading to message `before` (not other branches: a regenerated answer or
+    an edited question is not context), after the summary, without failed
+    replies (their text is an error for the person, not context)."""
     turns: list[dict] = []
-    messages = chat.messages.filter(pk__lt=before, pk__gt=chat.summary_upto).order_by("pk")
-    for message in messages:
+    for message in after_summary(chat, tree.lineage(chat, before)[:-1]):
         if message.status in (Message.Status.ERROR, Message.Status.INTERRUPTED):
             continue
         if message.role == Message.Role.ASSISTANT and not message.turns and message.text:
             turns.append({"role": "assistant", "blocks": [{"type": "text", "text": message.text}]})
             continue
         turns.extend(message.turns)
-    return _balanced(turns)
+    return _balanced(without_images(turns))
+
+
+def after_summary(chat: Chat, path: list[Message]) -> list[Message]:
+    """The messages of `path` the summary does not cover."""
+    for index, message in enumerate(path):
+        if message.pk == chat.summary_upto:
+            return path[index + 1 :]
+    return path
 
 
 def _balanced(turns: list[dict]) -> list[dict]:
@@ -89,12 +137,10 @@ def _balanced(turns: list[dict]) -> list[dict]:
 
 
 def load(answer_id: int) -> TurnSetup:
-    answer = Message.objects.select_related("chat", "chat__owner").get(pk=answer_id)
+    answer = Message.objects.select_related("chat", "chat__owner", "parent").get(pk=answer_id)
     chat = answer.chat
     user = chat.owner
-    question = (
-        chat.messages.filter(pk__lt=answer.pk, role=Message.Role.USER).order_by("-pk").first()
-    )
+    question = question_of(answer)
     setup = TurnSetup(
         user=user, chat=chat, question=question, answer=answer, model=None, config=None,
         cloud=False, system=system_prompt(user, chat),
@@ -108,6 +154,7 @@ def load(answer_id: int) -> TurnSetup:
         return setup
     setup.model = model
     setup.cloud = bool(model.is_cloud)
+    setup.system = system_prompt(user, chat, model)
     if chat.private and setup.cloud:
         setup.refusal = (
             "This chat has read local-only notes, so it can only continue on a local model."
@@ -120,7 +167,26 @@ def load(answer_id: int) -> TurnSetup:
         return setup
     setup.config = config
     setup.history = conversation(chat, before=question.pk if question else answer.pk)
+    if question is not None:
+        setup.question_turns = expand_images(
+            question.turns, chat=chat, vision=bool(model.supports_vision)
+        )
+        if setup.cloud and any(is_local_only(b) for b in images_of(setup.question_turns)):
+            # apps.llm.stream_chat would refuse it too; this says why in words.
+            setup.refusal = LOCAL_IMAGE
     return setup
+
+
+def question_of(answer: Message) -> Message | None:
+    """The person's message `answer` replies to (its parent in the tree)."""
+    if answer.parent_id is not None:
+        return answer.parent
+    # Never linked into a tree (written before it): the message before it.
+    return (
+        answer.chat.messages.filter(pk__lt=answer.pk, role=Message.Role.USER)
+        .order_by("-pk")
+        .first()
+    )
 
 
 def today() -> date:

@@ -10,22 +10,23 @@ from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from apps.chats import approvals, services
+from apps.chats import approvals, attachments, frames, services
+from apps.chats.export import chat_markdown, export_filename
 from apps.chats.history import search_chats
-from apps.chats.live import REGISTRY
+from apps.chats.live import REGISTRY, setup_slot
 from apps.chats.models import Chat, Message, PendingAction
-from apps.chats.pages import chat_page_context
+from apps.chats.pages import chat_page_context, conversation_context
 from apps.chats.reply import Reply
 from apps.chats.runner import reply_resume, reply_start
 from apps.chats.selectors import approval_card_for, chats_of, get_chat_for
 from apps.core.errors import Conflict, JarvisError
-from apps.core.ids import parse_id
+from apps.core.ids import parse_id, parse_ids
 from apps.core.middleware import csp_allow_inline_styles
 from apps.library.selectors import sources_visible_to, visible_to
 
@@ -68,6 +69,8 @@ def _safe_next(request: HttpRequest) -> str | None:
 
 def _visible_mentions(user, mentions: list[dict]) -> list[dict]:
     """Keep only mentions of things the person may read (a forged id is dropped)."""
+    if not mentions:
+        return []
     wanted = {
         kind: [m["id"] for m in mentions if m["kind"] == kind]
         for kind in ("document", "collection")
@@ -85,6 +88,13 @@ def _visible_mentions(user, mentions: list[dict]) -> list[dict]:
     return [m for m in mentions if m["id"] in allowed[m["kind"]]]
 
 
+def _after(request: HttpRequest) -> int | None:
+    """The reply the person's page ends with (chat.js sends it): the
+    conversation goes on from what they see."""
+    value = request.POST.get("after", "")
+    return parse_id(value)
+
+
 def _start(user, chat: Chat | None, request: HttpRequest, context: str, on_start):
     chat, question, answer = services.turn_start(
         user=user,
@@ -93,6 +103,10 @@ def _start(user, chat: Chat | None, request: HttpRequest, context: str, on_start
         mentions=_visible_mentions(user, _mentions(request)),
         model_label=request.POST.get("model", "").strip(),
         context=context,
+        after=_after(request),
+        attachments=parse_ids(
+            request.POST.getlist("attachment"), limit=attachments.MAX_PER_MESSAGE + 1
+        ),
     )
     if on_start is not None:
         on_start(chat)
@@ -113,9 +127,10 @@ async def answer_send(
     one gets the exchange to append. `context` is a line for the model only;
     `on_start(chat)` runs after the turn is written (the editor attaches the chat)."""
     try:
-        started, question, answer = await sync_to_async(_start)(
-            user, chat, request, context, on_start
-        )
+        async with setup_slot():
+            started, question, answer = await sync_to_async(_start)(
+                user, chat, request, context, on_start
+            )
     except Conflict as exc:
         return HttpResponse(_error(str(exc)), status=409)
     except JarvisError as exc:
@@ -131,11 +146,45 @@ async def answer_send(
         return response
     if not htmx:
         return redirect("chats:detail", pk=started.pk)
-    reply = await sync_to_async(Reply.of)(answer, actions=[], configure_link=user.is_staff)
-    html = await sync_to_async(render_to_string)(
+    html = await sync_to_async(_exchange_html)(request, user, started, question, answer)
+    return HttpResponse(html)
+
+
+def _exchange_html(request, user, chat: Chat, question: Message, answer: Message) -> str:
+    reply = Reply.of(answer, actions=[], configure_link=user.is_staff)
+    return render_to_string(
         "chats/_exchange.html", {"question": question, "reply": reply}, request=request
     )
-    return HttpResponse(html)
+
+
+@login_required
+@require_POST
+def attach(request: HttpRequest) -> HttpResponse:
+    """Files attached in the composer: each kept in the person's uploads (or
+    refused with its reason); the answer is a chip per file for the composer
+    (a hidden `attachment` input each) that the send then carries."""
+    files = request.FILES.getlist("files")
+    if not files:
+        return _attach_error(request, "Choose a file to attach.")
+    if len(files) > attachments.MAX_PER_MESSAGE:
+        return _attach_error(
+            request, f"Attach at most {attachments.MAX_PER_MESSAGE} files to one message."
+        )
+    results = []
+    for uploaded in files:
+        problem = attachments.too_large(uploaded.size)  # before reading it into memory
+        if problem:
+            results.append(attachments.Attached(name=uploaded.name, error=problem))
+            continue
+        results.append(
+            attachments.attachment_add(user=request.user, name=uploaded.name, data=uploaded.read())
+        )
+    status = 200 if any(r.document is not None for r in results) else 400
+    return render(request, "chats/_attachments.html", {"results": results}, status=status)
+
+
+def _attach_error(request: HttpRequest, message: str) -> HttpResponse:
+    return render(request, "chats/_attachments.html", {"error": message}, status=400)
 
 
 @login_required
@@ -198,6 +247,103 @@ async def approval(request: HttpRequest, pk: int) -> HttpResponse:
         "chats/_action.html", {"action": card}, request=request
     )
     return HttpResponse(html)
+
+
+def _conversation(request: HttpRequest, user, chat: Chat) -> HttpResponse:
+    """After the branch shown changed: the page's conversation, or the chat page."""
+    if not request.headers.get("HX-Request"):
+        return redirect("chats:detail", pk=chat.pk)
+    chat.refresh_from_db()
+    return render(request, "chats/_messages.html", conversation_context(user, chat))
+
+
+async def _branch_changed(
+    request: HttpRequest, user, chat: Chat, change: Callable[[], Message | None]
+) -> HttpResponse:
+    """Run `change` (a regenerate, an edit, a page to another version); start
+    the reply it returns; tell the chat's other tabs; answer with the
+    conversation as it now is. A refusal (a reply still running, a model the
+    chat may not use) is a 409 or 400 with the reason."""
+    try:
+        answer = await sync_to_async(change)()
+    except Conflict as exc:
+        return HttpResponse(_error(str(exc)), status=409)
+    except JarvisError as exc:
+        return HttpResponse(_error(str(exc)), status=400)
+    if answer is not None:
+        reply_start(answer.pk, chat.pk)  # its first frame tells the other tabs
+    else:
+        leaf = await sync_to_async(_leaf_of)(chat)
+        REGISTRY.publish(chat.pk, frames.leaf_marker(leaf))
+    return await sync_to_async(_conversation)(request, user, chat)
+
+
+def _leaf_of(chat: Chat) -> int:
+    return Chat.objects.filter(pk=chat.pk).values_list("leaf_id", flat=True).get()
+
+
+@login_required
+@require_POST
+async def regenerate(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
+    """A new reply beside `message_id` (with another model if one is chosen)."""
+    user = await request.auser()
+    chat = await sync_to_async(get_chat_for)(user, pk)
+    reply = await sync_to_async(get_object_or_404)(chat.messages, pk=message_id)
+    label = request.POST.get("model", "").strip() or None
+    return await _branch_changed(
+        request,
+        user,
+        chat,
+        lambda: services.reply_regenerate(user=user, chat=chat, reply=reply, model_label=label),
+    )
+
+
+@login_required
+@require_POST
+async def edit(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
+    """The person's message `message_id`, rewritten: the chat goes on from it."""
+    user = await request.auser()
+    chat = await sync_to_async(get_chat_for)(user, pk)
+    message = await sync_to_async(get_object_or_404)(chat.messages, pk=message_id)
+    text = request.POST.get("text", "")
+    return await _branch_changed(
+        request,
+        user,
+        chat,
+        lambda: services.message_edit(chat=chat, message=message, text=text)[1],
+    )
+
+
+@login_required
+@require_POST
+async def branch(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
+    """Page to another version of a message (the pager under it: "2 of 3")."""
+    user = await request.auser()
+    chat = await sync_to_async(get_chat_for)(user, pk)
+    message = await sync_to_async(get_object_or_404)(chat.messages, pk=message_id)
+
+    def show() -> None:
+        services.branch_show(chat=chat, message=message)
+
+    return await _branch_changed(request, user, chat, show)
+
+
+@login_required
+@require_GET
+def conversation(request: HttpRequest, pk: int) -> HttpResponse:
+    """The branch shown, for a tab that shows another (chat.js fetches it)."""
+    chat = get_chat_for(request.user, pk)
+    return render(request, "chats/_messages.html", conversation_context(request.user, chat))
+
+
+@login_required
+@require_GET
+def export(request: HttpRequest, pk: int) -> HttpResponse:
+    """The conversation shown as a Markdown file, with each answer's sources."""
+    chat = get_chat_for(request.user, pk)
+    response = HttpResponse(chat_markdown(chat), content_type="text/markdown; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{export_filename(chat)}"'
+    return response
 
 
 @login_required
@@ -264,11 +410,35 @@ def action(request: HttpRequest, pk: int) -> HttpResponse:
     )
     if pending is None:
         raise Http404
-    result = services.action_resolve(
-        user=request.user, action=pending, confirm=request.POST.get("confirm") == "1"
-    )
+    text = request.POST.get("text")
+    try:
+        result = services.action_resolve(
+            user=request.user,
+            action=pending,
+            confirm=request.POST.get("confirm") == "1",
+            text=text,
+            cloud_allowed=request.POST.get("cloud_allowed") == "1",
+        )
+    except JarvisError as exc:
+        context = {"action": pending, "result": str(exc), "text": text}
+        return render(request, "chats/_action.html", context, status=400)
     pending.refresh_from_db()
     return render(request, "chats/_action.html", {"action": pending, "result": result})
+
+
+@login_required
+@require_POST
+def instructions(request: HttpRequest, pk: int) -> HttpResponse:
+    """This chat's instructions; Revert posts them empty."""
+    chat = get_chat_for(request.user, pk)
+    try:
+        services.chat_instructions_set(chat=chat, text=request.POST.get("instructions", ""))
+    except JarvisError as exc:
+        messages.error(request, str(exc))
+    else:
+        text = "Instructions for this chat saved." if chat.instructions else "Reverted."
+        messages.success(request, text)
+    return redirect("chats:detail", pk=chat.pk)
 
 
 @login_required

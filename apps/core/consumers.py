@@ -21,6 +21,7 @@ from django.contrib.sessions.models import Session
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from apps.core import notices
 from apps.core.realtime import session_group, user_group
 
 logger = logging.getLogger(__name__)
@@ -94,14 +95,36 @@ class NotFoundConsumer(AsyncJsonWebsocketConsumer):
 
 
 class PingConsumer(AuthenticatedConsumer):
-    """The smallest authenticated socket: greets the user and answers pings.
-    The shell uses it to show that live updates are connected."""
+    """The socket every page opens: greets the user, answers pings, and shows
+    their notices as toasts (apps.core.notices). The shell uses it to show that
+    live updates are connected."""
 
     async def on_authenticated(self) -> None:
         # An HTML fragment: the htmx websocket extension swaps it into the header.
         await self.send(
             text_data=render_to_string("core/_live_status.html", {"name": self.user.name})
         )
+        await self.channel_layer.group_add(notices.notices_group(self.user.pk), self.channel_name)
+        self.groups_joined.append(notices.notices_group(self.user.pk))
+        await notices.relay.join()
+        self.relay_joined = True
+        for notice in await notices.recent_notices_async(self.user):
+            await self._show(notice)
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "relay_joined", False):
+            self.relay_joined = False
+            await notices.relay.leave()
+        await super().disconnect(code)
+
+    async def notice_show(self, event: dict) -> None:
+        # Looked up again for this socket's own user: a notice reaches only its owner.
+        notice = await notices.notice_for(self.user, event["notice_id"])
+        if notice is not None:
+            await self._show(notice)
+
+    async def _show(self, notice) -> None:
+        await self.send(text_data=render_to_string("core/_notice.html", {"notice": notice}))
 
     async def receive_json(self, content: dict, **kwargs) -> None:
         if isinstance(content, dict) and content.get("type") == "ping":

@@ -1,12 +1,21 @@
 """Request and response middleware: the client's address behind a proxy;
-headers every response carries, static files and error pages included."""
+headers every response carries, static files and error pages included;
+and static files served (whitenoise) without making every request sync.
+
+All three work in sync and async stacks. Under daphne a sync-only
+middleware near the top made Django run the whole rest of the stack through
+a thread of the request's own and back (async_to_sync), for every request,
+async views (sending a chat message) included.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
+from whitenoise.middleware import WhiteNoiseMiddleware
 
 from apps.core.proxy import client_address, is_trusted_proxy
 
@@ -59,11 +68,24 @@ def content_security_policy(request: HttpRequest, *, inline_styles: bool = False
 
 
 class SecurityHeadersMiddleware:
+    sync_capable = True
+    async_capable = True
+
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
+        if iscoroutinefunction(self):
+            return self._acall(request)
+        return self.headers(request, self.get_response(request))
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        return self.headers(request, await self.get_response(request))
+
+    @staticmethod
+    def headers(request: HttpRequest, response: HttpResponse) -> HttpResponse:
         # A view that serves a sandboxed preview sets its own, stricter policy.
         if "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = content_security_policy(
@@ -83,10 +105,21 @@ class ClientAddressMiddleware:
     that did not come through a trusted proxy loses its X-Forwarded-* headers,
     so nothing later (Django's HTTPS detection included) can be told otherwise."""
 
+    sync_capable = True
+    async_capable = True
+
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        self.rewrite(request)
+        # In an async stack get_response returns the awaitable the server awaits.
+        return self.get_response(request)
+
+    @staticmethod
+    def rewrite(request: HttpRequest) -> None:
         meta = request.META
         peer = meta.get("REMOTE_ADDR") or None
         if is_trusted_proxy(peer):
@@ -96,4 +129,35 @@ class ClientAddressMiddleware:
         else:
             for name in [key for key in meta if key.startswith("HTTP_X_FORWARDED_")]:
                 del meta[name]
-        return self.get_response(request)
+
+
+class StaticFilesMiddleware(WhiteNoiseMiddleware):
+    """Whitenoise, in a sync or an async stack: a static file is served from a
+    thread (opening it is blocking I/O), anything else goes on as it came."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response=None, **kwargs) -> None:
+        super().__init__(get_response, **kwargs)
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest):
+        if iscoroutinefunction(self):
+            return self._acall(request)
+        return super().__call__(request)
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        if self.autorefresh or request.path_info in self.files:
+            response = await sync_to_async(self._static, thread_sensitive=False)(request)
+            if response is not None:
+                return response
+        return await self.get_response(request)
+
+    def _static(self, request: HttpRequest) -> HttpResponse | None:
+        if self.autorefresh:
+            static_file = self.find_file(request.path_info)
+        else:
+            static_file = self.files.get(request.path_info)
+        return self.serve(static_file, request) if static_file is not None else None

@@ -1,4 +1,4 @@
-"""JobRun: one recorded run of a background job (started, finished, outcome, summary)."""
+"""JobRun: one recorded run of a background job; Notice: a message for one person (a toast)."""
 
 from __future__ import annotations
 
@@ -78,3 +78,33 @@ class Heartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.component} {self.beat_at:%Y-%m-%d %H:%M:%S}"
+
+
+class Notice(models.Model):
+    """A short message for one person that the live socket shows as a toast
+    on whatever page they have open ("report.pdf is ready to search").
+
+    Written by the worker or the web process (apps.core.notices.notice_send);
+    the web process relays new rows to the person's open pages. It stays until
+    they dismiss it, and only notices of the last day are shown at all."""
+
+    class Level(models.TextChoices):
+        OK = "ok", "Done"
+        ERROR = "error", "Problem"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notices"
+    )
+    text = models.CharField(max_length=500)
+    level = models.CharField(max_length=5, choices=Level.choices, default=Level.OK)
+    # A page of this site that says more (the document, the digest).
+    url = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    dismissed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["user", "dismissed_at", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.text}"

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.core.heartbeat import stale_components
 from apps.core.jobs import REGISTRY, run_now
+from apps.core.notices import notice_dismiss
 from apps.core.selectors import job_runs_visible_to, job_statuses, work_in_flight
 
 
@@ -61,6 +62,15 @@ def job_run_now(request: HttpRequest, name: str) -> HttpResponse:
         request, f"“{title}” is queued; it shows as running when the worker starts it."
     )
     return redirect("core:jobs")
+
+
+@login_required
+@require_POST
+def notice_dismiss_view(request: HttpRequest, pk: int) -> HttpResponse:
+    # Someone else's notice does not exist for you.
+    if not notice_dismiss(user=request.user, notice_id=pk):
+        raise Http404
+    return HttpResponse(status=200)
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

@@ -18,11 +18,15 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
+from django.urls import reverse
 from django.utils import timezone
 
 from apps.core.jobs import on_demand_job, periodic_job
+from apps.core.models import Notice
+from apps.core.notices import notice_send
 from apps.core.schedules import Cron
 from apps.digest.models import Digest
+from apps.digest.papers import DigestFailed
 from apps.digest.services import digest_run, digests_due, digests_overdue
 from apps.instance.selectors import instance_settings
 
@@ -37,12 +41,28 @@ def digest_run_task(user_id: int, *, run, trigger: str, slot: str = "", at: str 
     if user is None:
         return f"user {user_id} is gone or disabled; no digest"
     when = _when(slot)
-    result = digest_run(
-        user=user, trigger=trigger, slot=when, now=_when(at), unless_done_since=when
-    )  # DigestFailed propagates: the JobRun records the reason
+    try:
+        result = digest_run(
+            user=user, trigger=trigger, slot=when, now=_when(at), unless_done_since=when
+        )
+    except Exception as exc:
+        # The JobRun records the failure; the person hears of it too.
+        reason = str(exc) if isinstance(exc, DigestFailed) else "something unexpected went wrong"
+        notice_send(
+            user_id=user.pk,
+            text=f"Your paper digest could not be made: {reason}.",
+            level=Notice.Level.ERROR,
+            url=reverse("digest:index"),
+        )
+        raise
     if not result.ran:
         return f"{user.username}: not run ({result.reason})"
     digest = result.digest
+    notice_send(
+        user_id=user.pk,
+        text=f"Your paper digest is ready: {digest.title or 'this week’s papers'}.",
+        url=reverse("digest:detail", args=[digest.pk]),
+    )
     tiers = digest.stats.get("tiers", {})
     return (
         f"{user.username}: {digest.title}, {digest.stats.get('scored', 0)} scored "

@@ -176,7 +176,7 @@ def check_stuck() -> list[Finding]:
 def _requeue(documents: list[Document]) -> str:
     for document in documents:
         Document.objects.filter(pk=document.pk).update(status=Document.Status.PENDING)
-        enqueue_ingest(document, user_id=document.source.owner_id)
+        enqueue_ingest(document, user_id=document.source.owner_id, notify=False)
     return f"queued {len(documents)} documents again"
 
 

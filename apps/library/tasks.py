@@ -19,9 +19,11 @@ from datetime import date
 
 from django.conf import settings
 from django.db import transaction
+from django.urls import reverse
 
 from apps.core.jobs import on_demand_job, on_worker_start, periodic_job
-from apps.core.models import JobRun
+from apps.core.models import JobRun, Notice
+from apps.core.notices import notice_send
 from apps.core.schedules import Every
 from apps.instance.selectors import setting_reader
 from apps.library.index.embeddings import EmbeddingUnavailable, configured_model
@@ -71,6 +73,7 @@ def ingest_task(
     doi: str = "",
     published: str = "",
     replaces: tuple[int, ...] = (),
+    notify: bool = False,
 ) -> str:
     document = Document.objects.select_related("source").filter(pk=document_id).first()
     if document is None:
@@ -102,9 +105,33 @@ def ingest_task(
     finally:
         if lane == LONG:
             _long_lane.release()
+    if notify:
+        _notify_owner(document.pk)
     if document.status == Document.Status.FAILED:
         return f"“{document.title}” failed: {document.error}"
     return f"indexed “{document.title}” ({document.chunks.count()} passages)"
+
+
+def _notify_owner(document_id: int) -> None:
+    """A toast for the person whose document this is (never anyone else):
+    it is ready to search, or why it could not be read."""
+    document = Document.objects.select_related("source").filter(pk=document_id).first()
+    if document is None or document.status not in (Document.Status.READY, Document.Status.FAILED):
+        return
+    # A file by the name it was added under ("report.pdf"); a page or paper by its title.
+    by_title = document.kind in (Document.Kind.WEB, Document.Kind.PAPER)
+    name = (document.title if by_title else "") or document.path.rsplit("/", 1)[-1]
+    url = reverse("library:document", args=[document.pk])
+    if document.status == Document.Status.READY:
+        notice_send(user_id=document.source.owner_id, text=f"{name} is ready to search.", url=url)
+    else:
+        reason = document.error or "the file could not be read"
+        notice_send(
+            user_id=document.source.owner_id,
+            text=f"Could not read {name}: {reason}",
+            level=Notice.Level.ERROR,
+            url=url,
+        )
 
 
 @on_demand_job(name="library_reprocess", title="Reprocess a collection")
@@ -125,7 +152,8 @@ def reprocess_source_task(source_id: int, *, run, mode: str = "full") -> str:
         documents = documents.filter(status__in=[Document.Status.FAILED, Document.Status.PENDING])
     documents = list(documents.order_by("pk"))
     for document in documents:
-        enqueue_ingest(document, user_id=source.owner_id, full=mode == "full")
+        # A collection's reprocess sends no notice per document.
+        enqueue_ingest(document, user_id=source.owner_id, full=mode == "full", notify=False)
     return f"queued {len(documents)} documents of “{source.name}” for reprocessing"
 
 
@@ -133,14 +161,19 @@ def enqueue_deferred(deferred: dict[int, int], *, owner_id: int) -> None:
     """Queue in the long lane what a sync left for it (id → scanned pages to OCR)."""
     for document in Document.objects.filter(pk__in=list(deferred)):
         enqueue_ingest(
-            document, user_id=owner_id, lane=LONG, ocr_pages=deferred.get(document.pk, 0)
+            document,
+            user_id=owner_id,
+            lane=LONG,
+            ocr_pages=deferred.get(document.pk, 0),
+            notify=False,  # a folder sync sends no notices
         )
 
 
 def enqueue_ingest(
-    document: Document, *, user_id: int | None, lane: str = QUICK, **options
+    document: Document, *, user_id: int | None, lane: str = QUICK, notify: bool = True, **options
 ) -> None:
     """Queue indexing once the transaction that created the document commits.
+    `notify`: its owner gets a notice when it is ready or has failed.
     The document's token moves on (an older task for it will skip), and the
     run is recorded as queued at once so its owner sees it waiting. People
     with fewer documents waiting go first: one person's hundred uploads do
@@ -160,6 +193,7 @@ def enqueue_ingest(
             priority=priority,
             token=token,
             lane=lane,
+            notify=notify,
             **options,
         )
 
@@ -172,7 +206,7 @@ def recover_documents() -> None:
     (or failed, the second time the parser died on them)."""
     requeue, failed = queue.documents_to_recover()
     for document in requeue:
-        enqueue_ingest(document, user_id=document.source.owner_id)
+        enqueue_ingest(document, user_id=document.source.owner_id, notify=False)
     if requeue or failed:
         logger.warning(
             "recovered %s documents left half-indexed (%s queued again, %s failed)",

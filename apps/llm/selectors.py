@@ -50,10 +50,12 @@ def _usable(user: User, model: ModelEntry) -> bool:
 def default_model_for(user: User) -> ModelEntry | None:
     """Their own default while they may still use it, else the instance
     default if they may use that, else None."""
-    usable = models_for(user)
+    # One query for both candidates (this runs for every reply): the
+    # catalogue a person may use is a handful of rows.
+    usable = {model.pk: model for model in models_for(user)}
     for model_id in (user.default_model_id, instance_settings().default_model_id):
-        if model_id is not None and (model := usable.filter(pk=model_id).first()):
-            return model
+        if model_id in usable:
+            return usable[model_id]
     return None
 
 

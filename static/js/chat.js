@@ -1,5 +1,6 @@
 // The chat page: sending with Ctrl/Cmd+Enter, keeping the newest text in view,
-// showing refusals in the composer, confirming deletes, and @-mentions.
+// showing refusals in the composer, confirming deletes, @-mentions, copying
+// an answer, and following the branch shown when another tab changes it.
 // No inline script anywhere (CSP); the page works without this file, minus
 // these comforts.
 (function () {
@@ -15,10 +16,26 @@
     }
   });
 
-  // A refused send (empty, too long, a reply still running) shows its reason.
+  function lastReply() {
+    var replies = document.querySelectorAll(".messages-list [data-testid=reply]");
+    return replies.length ? replies[replies.length - 1] : null;
+  }
+  function replyId(reply) { return reply ? Number(reply.id.replace("msg-", "")) : null; }
+
+  // A send goes on from the reply this page ends with (a second tab may show
+  // an older branch than the chat's newest).
+  document.addEventListener("htmx:configRequest", function (event) {
+    var reply = lastReply();
+    if (event.detail.elt === composer() && reply) event.detail.parameters.after = replyId(reply);
+  });
+
+  // A refused send, regenerate, edit or page (empty, too long, a reply still
+  // running, a model the chat may not use) shows its reason by the composer.
   document.addEventListener("htmx:beforeSwap", function (event) {
     var status = event.detail.xhr.status;
-    if (event.detail.elt === composer() && (status === 400 || status === 409)) {
+    var elt = event.detail.elt;
+    var action = elt === composer() || (elt.hasAttribute && elt.hasAttribute("data-chat-action"));
+    if (action && (status === 400 || status === 409)) {
       event.detail.shouldSwap = true;
       event.detail.isError = false;
       event.detail.target = document.getElementById("composer-error");
@@ -29,6 +46,8 @@
     if (event.detail.elt === form && event.detail.successful) {
       form.querySelector("textarea").value = "";
       form.querySelector("[data-mention-chips]").innerHTML = "";
+      var attached = form.querySelector("[data-attachment-chips]");
+      if (attached) attached.innerHTML = "";
       document.getElementById("composer-error").innerHTML = "";
     }
   });
@@ -37,6 +56,38 @@
     var message = event.target.getAttribute("data-confirm");
     if (message && !window.confirm(message)) event.preventDefault();
   }, true);
+
+  // Copy an answer's Markdown (with its sources): the text waits in a hidden
+  // textarea beside the reply; the button says when it is done.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest ? event.target.closest("[data-copy]") : null;
+    if (!button) return;
+    var source = document.getElementById(button.getAttribute("data-copy"));
+    if (!source) return;
+    var label = button.textContent;
+    function said(text) {
+      button.textContent = text;
+      setTimeout(function () { button.textContent = label; }, 1500);
+    }
+    if (!navigator.clipboard) { said("Copy failed"); return; }
+    navigator.clipboard.writeText(source.value).then(
+      function () { said("Copied"); },
+      function () { said("Copy failed"); }
+    );
+  });
+
+  // Each reply's Regenerate offers the other models from the page's one list
+  // (chat.html), so a reply appended by a send carries no list of its own.
+  function regenerateModels(root) {
+    var list = document.getElementById("regenerate-models");
+    if (!list || !list.content.children.length || !root.querySelectorAll) return;
+    root.querySelectorAll("select[data-regenerate-models]").forEach(function (select) {
+      if (select.options.length > 1) return;
+      select.appendChild(list.content.cloneNode(true));
+      select.hidden = false;
+    });
+  }
+  document.addEventListener("htmx:load", function (event) { regenerateModels(event.detail.elt); });
 
   // Keep the newest text in view while a reply streams, unless the reader scrolled up.
   function follow() {
@@ -108,9 +159,74 @@
     text.addEventListener("keydown", function (event) { if (event.key === "Escape") close(); });
   }
 
+  // Attachments: the paperclip or a drop on the composer uploads the files
+  // at once (into the person's uploads); each comes back as a chip holding a
+  // hidden `attachment` input that the send carries, or as its refusal.
+  function attachments() {
+    var form = composer();
+    var input = form && form.querySelector("[data-attach-input]");
+    if (!input) return;
+    var chips = form.querySelector("[data-attachment-chips]");
+    var url = input.getAttribute("data-attach-url");
+    function upload(files) {
+      if (!files || !files.length) return;
+      var body = new FormData();
+      Array.prototype.forEach.call(files, function (file) { body.append("files", file); });
+      body.append("csrfmiddlewaretoken", form.querySelector("[name=csrfmiddlewaretoken]").value);
+      var note = document.createElement("p");
+      note.className = "small muted"; note.textContent = "Attaching " + files.length + " file(s)…";
+      chips.querySelectorAll(".attach-error").forEach(function (old) { old.remove(); });
+      chips.appendChild(note);
+      fetch(url, { method: "POST", body: body, credentials: "same-origin" })
+        .then(function (response) {
+          if (response.status === 403) throw new Error("Your session has expired: reload the page and attach again.");
+          return response.text();
+        })
+        .then(function (html) {
+          note.remove();
+          chips.insertAdjacentHTML("beforeend", html);
+        })
+        .catch(function (error) {
+          note.className = "attach-error small"; note.setAttribute("role", "alert");
+          note.textContent = error.message && error.message.indexOf("session") >= 0
+            ? error.message : "The files could not be attached: check your connection and try again.";
+        });
+    }
+    input.addEventListener("change", function () { upload(input.files); input.value = ""; });
+    chips.addEventListener("click", function (event) {
+      if (event.target.hasAttribute("data-attachment-remove")) event.target.closest(".chip").remove();
+    });
+    form.addEventListener("dragover", function (event) {
+      if (event.dataTransfer && Array.prototype.indexOf.call(event.dataTransfer.types, "Files") >= 0) {
+        event.preventDefault(); form.classList.add("composer--drop");
+      }
+    });
+    form.addEventListener("dragleave", function () { form.classList.remove("composer--drop"); });
+    form.addEventListener("drop", function (event) {
+      if (!event.dataTransfer || !event.dataTransfer.files.length) return;
+      event.preventDefault(); form.classList.remove("composer--drop");
+      upload(event.dataTransfer.files);
+    });
+  }
+
   // A socket frame can arrive before the reply it updates is on this page (the
   // send's response and the socket race): skip blocks whose element is not
   // there yet instead of failing the swap; later frames carry the blocks again.
+  // While an answer (or its reasoning) streams, frames carry only the text
+  // appended since the last one (apps/chats/streaming.py): data-at is where
+  // it starts, data-end on the open block where the page's text ends; only
+  // the part past the end is added, and a gap asks for the whole reply again.
+  function append(piece) {
+    var open = document.getElementById(piece.getAttribute("data-append"));
+    if (!open) return; // not on this page yet: the refresh after a send brings it
+    var at = Number(piece.getAttribute("data-at"));
+    var end = Number(open.getAttribute("data-end"));
+    if (at > end) { refresh(open.closest("[data-testid=reply]")); return; }
+    var fresh = piece.textContent.slice(end - at);
+    if (!fresh) return;
+    open.appendChild(document.createTextNode(fresh));
+    open.setAttribute("data-end", String(end + fresh.length));
+  }
   function frames() {
     if (!window.htmx) return;
     window.htmx.defineExtension("chat-frames", {
@@ -119,6 +235,7 @@
         var template = document.createElement("template");
         template.innerHTML = text;
         Array.prototype.slice.call(template.content.children).forEach(function (block) {
+          if (block.hasAttribute("data-append")) { append(block); block.remove(); return; }
           if (block.id && !document.getElementById(block.id)) block.remove();
         });
         return template.innerHTML;
@@ -130,21 +247,42 @@
   // frames (or, for a fast reply, all of them) may have arrived before the
   // POST's response put the reply on the page, and were skipped above.
   var socket = null;
+  var requests = 0; // this page's own requests in flight (sends, regenerates, pages)
   function refresh(reply) {
-    if (socket && reply) socket.send(JSON.stringify({ refresh: Number(reply.id.replace("msg-", "")) }));
+    if (socket && reply) socket.send(JSON.stringify({ refresh: replyId(reply) }));
   }
+  document.addEventListener("htmx:beforeRequest", function () { requests += 1; });
+  document.addEventListener("htmx:afterRequest", function () { requests = Math.max(0, requests - 1); });
+
+  // The chat's branch ends with another reply than this page shows (another
+  // tab sent, regenerated, edited or paged): fetch the conversation again.
+  // Not while this page's own request runs: its answer brings the change.
+  function followLeaf() {
+    var marker = document.getElementById("chat-leaf");
+    var main = document.querySelector("[data-conversation-url]");
+    var list = document.getElementById("messages");
+    if (!marker || !main || !list || requests > 0) return;
+    var leaf = marker.getAttribute("data-leaf");
+    if (!leaf || document.getElementById("msg-" + leaf)) return;
+    window.htmx.ajax("GET", main.getAttribute("data-conversation-url"), { target: list, swap: "innerHTML" });
+  }
+  document.addEventListener("htmx:wsAfterMessage", followLeaf);
   // A reply shown as still running when the socket (re)opens may have finished
   // in between (the page was rendered, then the reply ended): ask for it.
   document.addEventListener("htmx:wsOpen", function (event) {
     socket = event.detail.socketWrapper;
     document.querySelectorAll('#messages [data-testid=reply][data-status=pending], #messages [data-testid=reply][data-status=streaming]').forEach(refresh);
   });
+  // The same after a regenerate, an edit or a page, which swap in the whole conversation.
   document.addEventListener("htmx:afterSwap", function (event) {
-    if (event.detail.requestConfig && event.detail.requestConfig.elt === composer() && socket) {
-      var replies = document.querySelectorAll("#messages [data-testid=reply]");
-      refresh(replies[replies.length - 1]);
+    var target = event.detail.target;
+    var list = target && target.classList && target.classList.contains("messages-list");
+    if (event.detail.requestConfig && (list || event.detail.requestConfig.elt === composer())) {
+      refresh(lastReply());
     }
   });
 
-  document.addEventListener("DOMContentLoaded", function () { frames(); follow(); mentions(); });
+  document.addEventListener("DOMContentLoaded", function () {
+    frames(); follow(); mentions(); attachments(); regenerateModels(document);
+  });
 })();

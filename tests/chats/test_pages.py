@@ -107,9 +107,10 @@ def test_a_second_send_while_busy_is_refused(owner, chat):
 
 
 def test_a_reply_left_running_by_a_restart_shows_as_interrupted(owner, chat):
-    stale = Message.objects.create(
-        chat=chat, role="assistant", status="streaming", text="half an ans"
-    )
+    from apps.chats.services import turn_start
+
+    _, _, stale = turn_start(user=owner, chat=chat, text="and then?")  # never started here
+    Message.objects.filter(pk=stale.pk).update(status="streaming", text="half an ans")
     html = signed_in(owner).get(f"/chat/{chat.pk}/").content.decode()
     stale.refresh_from_db()
     assert stale.status == "interrupted"

@@ -69,3 +69,13 @@ def test_a_socket_that_opens_after_the_reply_ended_gets_it_as_saved(owner, local
 
     frame = async_to_sync(connect)()
     assert f'id="msg-{answer.pk}-answer"' in frame and "Finished before you looked." in frame
+
+
+def test_a_finished_reply_comes_with_the_chats_token_use(owner, local_model, llm):
+    # A page that missed the final frame learns the chat's new total too.
+    llm.queue(Reply(text="One.", usage=(100, 5)), Reply(text="Two.", usage=(200, 7), cost=0.002))
+    chat, _ = run_turn(owner, "first")
+    chat, answer = run_turn(owner, "second", chat=chat)
+    (frame,) = ask(owner, chat.pk, {"refresh": answer.pk})
+    assert "200 tokens in · 7 out · $0.0020" in frame  # the reply's own
+    assert 'id="chat-usage"' in frame and "300 tokens in · 12 out · $0.0020" in frame

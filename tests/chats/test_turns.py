@@ -281,3 +281,43 @@ def test_a_model_of_unknown_context_length_is_compacted_against_a_safe_default(
     llm.queue(Reply(text="Summary: earlier."), Reply(text="Fine."))
     chat, _ = run_turn(owner, "And now?", chat=chat)
     assert chat.summary == "Summary: earlier."
+
+
+def test_a_streaming_reply_is_saved_as_it_goes_and_a_late_batch_changes_nothing(
+    owner, local_model, llm, monkeypatch
+):
+    import asyncio
+
+    from asgiref.sync import async_to_sync, sync_to_async
+
+    from apps.chats import saving
+    from apps.chats.runner import reply_start
+
+    monkeypatch.setattr(saving, "SAVE_INTERVAL", 0.3)
+    text = "word " * 60
+    llm.queue(Reply(text=text, chunk_chars=5, delay=0.06))  # about 3.6 s: saves land mid-stream
+    chat, _, answer = services.turn_start(user=owner, chat=None, text="talk slowly")
+
+    def row():
+        return Message.objects.values("status", "text").get(pk=answer.pk)
+
+    async def watch():
+        # The first periodic save of part of the text, however busy the
+        # machine (a fixed sleep caught the reply before it under load).
+        generation = reply_start(answer.pk, chat.pk)
+        during = await sync_to_async(row, thread_sensitive=False)()
+        while not during["text"] and not generation.task.done():
+            await asyncio.sleep(0.05)
+            during = await sync_to_async(row, thread_sensitive=False)()
+        await generation.task
+        return during
+
+    during = async_to_sync(watch)()
+    assert during["status"] == "streaming" and 0 < len(during["text"]) < len(text)
+    assert row() == {"status": "done", "text": text}
+    # A periodic snapshot that arrives after the final save leaves the row alone.
+    stale = saving.Snapshot(answer.pk, {**during, "reasoning": "", "activity": [],
+                                        "citations": [], "notes": [], "model_label": ""},
+                            final=False, index=False)  # fmt: skip
+    saving.save_batch([stale])
+    assert row()["status"] == "done"

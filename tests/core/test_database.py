@@ -90,3 +90,62 @@ def test_the_extension_capable_sqlite_is_in_use():
     import sqlite3
 
     assert hasattr(sqlite3.Connection, "enable_load_extension")
+
+
+def _fresh_wrapper():
+    from django.db import connections
+
+    return connections.create_connection("default")
+
+
+def test_a_closed_connection_is_kept_and_serves_the_next_one_in_any_thread(db):
+    import threading
+
+    first = _fresh_wrapper()
+    first.ensure_connection()
+    raw = first.connection
+    first.close()
+    reused = {}
+
+    def other_thread():
+        wrapper = _fresh_wrapper()
+        wrapper.ensure_connection()
+        reused["raw"] = wrapper.connection
+        with wrapper.cursor() as cursor:  # and it works there, pragmas and all
+            cursor.execute("PRAGMA journal_mode")
+            reused["mode"] = cursor.fetchone()[0]
+        wrapper.close()
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    thread.join()
+    assert reused == {"raw": raw, "mode": "wal"}
+
+
+def test_a_connection_closed_inside_a_transaction_is_not_kept(db):
+    wrapper = _fresh_wrapper()
+    wrapper.ensure_connection()
+    raw = wrapper.connection
+    raw.execute("BEGIN")
+    wrapper.close()
+    with pytest.raises(Exception, match="closed"):
+        raw.execute("SELECT 1")
+    other = _fresh_wrapper()
+    other.ensure_connection()
+    assert other.connection is not raw
+    other.close()
+
+
+def test_a_connection_with_foreign_keys_off_is_not_kept(db):
+    wrapper = _fresh_wrapper()
+    wrapper.ensure_connection()
+    raw = wrapper.connection
+    raw.execute("PRAGMA foreign_keys = OFF")
+    wrapper.close()
+    other = _fresh_wrapper()
+    other.ensure_connection()
+    assert other.connection is not raw
+    with other.cursor() as cursor:
+        cursor.execute("PRAGMA foreign_keys")
+        assert cursor.fetchone()[0] == 1
+    other.close()

@@ -4,7 +4,8 @@ import re
 from pathlib import Path
 
 import pytest
-from django.test import Client
+from asgiref.sync import async_to_sync
+from django.test import AsyncClient, Client
 
 from tests.support.processes import ROOT
 
@@ -25,6 +26,17 @@ def assert_security_headers(response):
 @pytest.mark.parametrize("path", ["/accounts/login/", "/no/such/page/", "/static/css/app.css"])
 def test_security_headers_on_pages_errors_and_static_files(client, path):
     assert_security_headers(client.get(path))
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("path", ["/accounts/login/", "/no/such/page/", "/static/css/app.css"])
+def test_the_async_stack_daphne_runs_carries_them_too(path):
+    # daphne runs Django's async handler; its middleware stack is built apart.
+    response = async_to_sync(AsyncClient().get)(path)
+    assert_security_headers(response)
+    if path.startswith("/static/"):
+        assert response.status_code == 200
+        assert b"".join(response.streaming_content if response.streaming else [response.content])
 
 
 def test_signed_in_pages_carry_them_too(client, owner):

@@ -89,8 +89,9 @@ class TestUpload:
         html = response.content.decode()
         assert response.status_code == 200
         assert "larger than the 1 MB limit" in html
-        assert "setup.pdf</strong>: named .pdf" in html
-        assert "anim.gif</strong>:" in html and "GIF" in html
+        assert 'setup.pdf</strong> <span data-testid="add-error">was not added: named .pdf' in html
+        assert 'anim.gif</strong> <span data-testid="add-error">was not added:' in html
+        assert "GIF" in html
         uploads = Document.objects.filter(source__kind="uploads")
         assert {d.path for d in uploads} == {"bread.pdf", "notes.md"}
         assert {d.status for d in uploads} == {"ready"}
@@ -117,7 +118,9 @@ class TestUpload:
     def test_no_files_is_a_clear_error(self, owner):
         response = signed_in(owner).post("/library/add/upload/", {})
         assert response.status_code == 400
-        assert b"Choose at least one file" in response.content
+        assert b"No file was chosen: choose one or more files first, then Upload." in (
+            response.content
+        )
 
     def test_uploads_are_private_to_their_owner(self, owner, member, now):
         signed_in(owner).post(

@@ -102,3 +102,25 @@ class TestOwnersOnly:
         document.refresh_from_db()
         assert document.title != "Mine now"
         assert Document.objects.filter(pk=document.pk).exists()
+
+
+class TestPdfViewer:
+    def test_a_pdf_page_carries_the_viewer_and_each_passage_its_page(self, member, pdfs):
+        document = pdfs["shared"]
+        html = signed_in(member).get(f"/library/doc/{document.pk}/").content.decode()
+        assert 'data-testid="pdf-viewer"' in html
+        assert f'data-url="/library/doc/{document.pk}/original/"' in html
+        assert 'type="module" src="/static/js/pdf-viewer.js"' in html
+        # A citation chip links to #chunk-<id>: the viewer opens at that element's page.
+        for chunk in document.chunks.all():
+            assert f'id="chunk-{chunk.pk}" data-page="{chunk.page}"' in html
+
+    def test_the_file_the_viewer_loads_is_the_members_to_read_and_the_private_one_is_not(
+        self, member, pdfs
+    ):
+        shared = signed_in(member).get(f"/library/doc/{pdfs['shared'].pk}/original/")
+        assert shared.status_code == 200
+        assert b"".join(shared.streaming_content).startswith(b"%PDF")
+        for path in ("", "original/"):
+            response = signed_in(member).get(f"/library/doc/{pdfs['private'].pk}/{path}")
+            assert response.status_code == 404

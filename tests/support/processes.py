@@ -55,7 +55,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 30) -> None:
+def wait_for_port(port: int, process: subprocess.Popen, timeout: float = 90) -> None:
+    # Generous: on a loaded 2-core machine a fresh daphne takes 15-40 s to import.
+    # A server that never listens still fails, just later.
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

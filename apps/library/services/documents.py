@@ -265,5 +265,8 @@ def source_path_restore(*, user, source: Source, path: str) -> None:
 def documents_mark_pending(*, documents) -> int:
     """Show documents as queued for reprocessing before the worker starts."""
     return Document.objects.filter(pk__in=[d.pk for d in documents]).update(
-        status=Document.Status.PENDING, error=""
+        # update() skips auto_now: the time it was queued tells how long it has waited.
+        status=Document.Status.PENDING,
+        error="",
+        updated_at=timezone.now(),
     )

@@ -15,21 +15,26 @@ from apps.library.models import Document
 from apps.library.selectors import get_document_for
 from apps.library.services import adding
 from apps.library.tasks import enqueue_ingest
+from apps.library.worker_queue import queue_place_for
 
 MAX_FILES = 50
+
+
+def _page_context(**extra) -> dict:
+    return {"form": UrlForm(), "max_mb": settings.UPLOAD_MAX_MB, **extra}
 
 
 @login_required
 @require_GET
 def page(request: HttpRequest) -> HttpResponse:
-    return render(
-        request, "library/add.html", {"form": UrlForm(), "max_mb": settings.UPLOAD_MAX_MB}
-    )
+    return render(request, "library/add.html", _page_context())
 
 
 @login_required
 @require_POST
 def upload(request: HttpRequest) -> HttpResponse:
+    """Several files from the plain form, or one at a time from upload.js
+    (which shows each one's progress and swaps in the row this returns)."""
     files = request.FILES.getlist("files")[:MAX_FILES]
     results = []
     for uploaded in files:
@@ -46,9 +51,11 @@ def upload(request: HttpRequest) -> HttpResponse:
             enqueue_ingest(added.document, user_id=request.user.pk)
         results.append(added)
     status = 200 if files else 400
-    return render(
-        request, "library/_added.html", {"results": results, "nothing": not files}, status=status
-    )
+    context = {"results": results, "nothing": not files}
+    if not request.htmx:
+        # The form without JavaScript: the whole page again, with what happened.
+        return render(request, "library/add.html", _page_context(**context), status=status)
+    return render(request, "library/_added.html", context, status=status)
 
 
 @login_required
@@ -102,9 +109,13 @@ def _paper_task_options(plan: adding.PaperPlan) -> dict:
 def document_status(request: HttpRequest, pk: int) -> HttpResponse:
     document = get_document_for(request.user, pk)
     on_page = request.GET.get("on_page") == "1"
+    place = None
+    if document.status == Document.Status.PENDING:
+        place = queue_place_for(request.user, document)
     context = {
         "document": document,
         "on_page": on_page,
+        "place": place,
         "can_control": document.source.owner_id == request.user.pk,
     }
     response = render(request, "library/_doc_status.html", context)

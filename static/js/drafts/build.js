@@ -2,7 +2,7 @@
 // first, then the build is queued on the server (a person runs one build at a
 // time, the instance two: apps/drafts/build_queue.py). While it waits the
 // status says how many builds are ahead; while it runs the seconds count; the
-// result (a PDF in the sandbox="" frame, a download link, or the error and its
+// result (a PDF in the PDF.js viewer, a download link, or the error and its
 // log) shows in the preview panel. Results are kept per file for the page's lifetime.
 //
 // Exports:
@@ -13,6 +13,16 @@ import { request } from "./http.js";
 import { save } from "./save.js";
 import { layout } from "./side.js";
 import { measureAnchors } from "./preview.js";
+
+// The viewer module is loaded on first use, from the URL the page gives
+// (hashed by collectstatic), so the editor does not import it by path.
+function showPdf(frame, url) {
+  import(frame.getAttribute("data-viewer")).then(function (viewer) {
+    return viewer.openPdf(frame, { url: url, page: 1 });
+  }).catch(function () {
+    frame.textContent = "The PDF could not be shown here: download it below.";
+  });
+}
 
 export function showBuild() {
   var previewFrame = page.previewFrame;
@@ -28,16 +38,17 @@ export function showBuild() {
   pdfViews.querySelectorAll("[data-preview-view]").forEach(function (button) {
     button.setAttribute("aria-pressed", String(button.getAttribute("data-preview-view") === state.previewView));
   });
-  if (hasPdf && pdfFrame.getAttribute("data-url") !== result.url) {
-    pdfFrame.setAttribute("data-url", result.url);
-    pdfFrame.src = result.url;
+  if (hasPdf && pdfFrame.pdfResult !== result) {
+    // Each build is drawn once (a rebuild has the same URL but is a new result).
+    pdfFrame.pdfResult = result;
+    pdfFrame.setAttribute("data-src", result.url);
+    showPdf(pdfFrame, result.url);
   }
   buildOutput.textContent = "";
   buildOutput.hidden = !result;
   if (!result) return;
   if (result.ok) {
-    // Browsers may refuse to show a PDF in a frame this sandboxed (Chromium
-    // does): the download is always offered beside it.
+    // The download is always offered beside the viewer.
     var line = document.createElement("p");
     line.textContent = (result.kind === "compile" ? "Compiled" : "PDF exported") + " in " + result.seconds + " s. ";
     var link = document.createElement("a");

@@ -13,10 +13,12 @@ from django.test import Client
 
 from apps.core.models import JobRun
 from apps.library import tasks
-from apps.library.ingest.isolated import LONG
+from apps.library.ingest import pipeline
+from apps.library.ingest.isolated import LONG, ParseCancelled
 from apps.library.models import Document
 from apps.library.services.adding import upload_add
-from apps.library.services.queue import document_cancel, token_bump
+from apps.library.services.documents import document_ingest
+from apps.library.services.queue import cancel_check, document_cancel, token_bump
 from tests.support.hostile import pdf_with_pages, text_pdf
 
 NOTE = b"# Quince jam\n\nSimmer the quinces with lemon peel.\n"
@@ -209,3 +211,61 @@ def test_cancelling_a_document_mid_parse_stops_its_parser(owner, pending, settin
 class _Recorder:
     def defer(self, **changes) -> None:
         raise AssertionError("a long-lane parse on a free lane is not deferred")
+
+
+class _Watching:
+    """The real embedder; before each slice after the first it notes what the
+    document's page says, and `on_first` runs once the first slice is done."""
+
+    def __init__(self, inner, document: Document, on_first=None) -> None:
+        self.inner, self.document, self.on_first = inner, document, on_first
+        self.name, self.dimension = inner.name, inner.dimension
+        self.calls = 0
+        self.shown: list[str] = []
+
+    def embed_passages(self, texts):
+        self.calls += 1
+        if self.calls > 1:
+            self.shown.append(Document.objects.get(pk=self.document.pk).progress)
+        vectors = self.inner.embed_passages(texts)
+        if self.calls == 1 and self.on_first is not None:
+            self.on_first()
+            time.sleep(1.1)  # past the cancel check's once-a-second pace
+        return vectors
+
+
+@pytest.mark.django_db
+def test_a_large_document_shows_how_far_its_embedding_has_got(owner, pending, embedder):
+    survey = pending("survey.pdf", text_pdf(150, "Soil survey"))  # ~300 passages
+    watching = _Watching(embedder, survey)
+
+    done = document_ingest(document=survey, embedder=watching)
+
+    total = done.chunks.count()
+    assert done.status == "ready" and total > 256 and done.progress == ""
+    assert watching.shown == [f"embedding 256 of {total} passages"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cancelling_while_a_large_document_embeds_stops_before_the_rest(
+    owner, pending, embedder, monkeypatch
+):
+    monkeypatch.setattr(pipeline, "EMBED_SLICE", 32)
+    survey = pending("survey.pdf", text_pdf(150, "Soil survey"))
+    token = token_bump(survey)
+    watching = _Watching(
+        embedder, survey, on_first=lambda: document_cancel(user=owner, document=survey)
+    )
+
+    with pytest.raises(ParseCancelled):
+        document_ingest(
+            document=survey, embedder=watching, cancelled=cancel_check(survey.pk, token)
+        )
+
+    assert watching.calls == 1  # the other eight slices were never embedded
+    survey.refresh_from_db()
+    assert (survey.status, survey.error, survey.chunks.count()) == (
+        "failed",
+        "cancelled by Olivia",
+        0,
+    )

@@ -99,9 +99,9 @@ def parse_limits() -> ParseLimits:
 
 def long_lane_seconds(ocr_pages: int | None = None) -> int:
     """The long lane's wall-clock limit for a file with `ocr_pages` scanned
-    pages; None (not counted: `kb add`, a test) allows for the most OCR reads."""
-    pages = settings.OCR_MAX_PAGES if ocr_pages is None else ocr_pages
-    pages = min(max(0, pages), settings.OCR_MAX_PAGES)
+    pages. None: not counted (`kb add`, a digest's paper, which skip the
+    quick lane): the plain limit, so a slow parser is not given OCR's time."""
+    pages = min(max(0, ocr_pages or 0), settings.OCR_MAX_PAGES)
     return settings.PARSE_TIMEOUT_SECONDS + pages * settings.OCR_PAGE_SECONDS
 
 
@@ -139,7 +139,7 @@ def parse_many(
     """Parse files in one child; each result is a ParsedDocument or the
     exception parse_one would raise for it. `ocr_pages` (long lane, one
     file): its scanned pages as the quick lane counted them, which lengthen
-    the time limit (None: not counted, allow for JARVIS_OCR_MAX_PAGES)."""
+    the time limit (None: not counted, the plain limit)."""
     if not items:
         return []
     outcome = run_in_child(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import PurePosixPath
@@ -186,11 +187,34 @@ def prepare(parsed: ParsedDocument, title: str) -> list[tables.PreparedChunk]:
     ]
 
 
+# Passages per embedding call when progress is reported: a large document's
+# page says how far embedding has got, and a cancel is noticed between slices.
+EMBED_SLICE = 256
+
+
+def embed_in_slices(
+    embedder: Embedder, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+) -> list:
+    """The vectors of `texts`; with `progress`, embedded EMBED_SLICE at a time
+    and `progress(done, total)` called after each slice (it may raise to stop)."""
+    if progress is None or len(texts) <= EMBED_SLICE:
+        return list(embedder.embed_passages(list(texts)))
+    vectors: list = []
+    for start in range(0, len(texts), EMBED_SLICE):
+        vectors.extend(embedder.embed_passages(list(texts[start : start + EMBED_SLICE])))
+        progress(len(vectors), len(texts))
+    return vectors
+
+
 def embed_missing(
-    prepared: list[tables.PreparedChunk], *, embedder: Embedder, source: Source
+    prepared: list[tables.PreparedChunk],
+    *,
+    embedder: Embedder,
+    source: Source,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Fill in vectors, reusing the source's stored ones for unchanged text.
-    Returns how many were computed."""
+    Returns how many were computed. `progress`: see embed_in_slices."""
     among = Chunk.objects.filter(document__source=source)
     known = tables.known_vectors((p.text_hash for p in prepared), among=among)
     todo: dict[str, list[tables.PreparedChunk]] = {}
@@ -202,7 +226,8 @@ def embed_missing(
     if todo:
         firsts = [group[0] for group in todo.values()]
         texts = [tables.embed_text(p.header, p.draft.section, p.draft.text) for p in firsts]
-        for group, vector in zip(todo.values(), embedder.embed_passages(texts), strict=True):
+        vectors = embed_in_slices(embedder, texts, progress)
+        for group, vector in zip(todo.values(), vectors, strict=True):
             for p in group:
                 p.vector = vector
     return len(todo)

@@ -23,7 +23,13 @@ from apps.library.ingest.isolated import (
     parse_one,
 )
 from apps.library.ingest.parsing.types import ParseOptions, UnreadableDocument
-from apps.library.ingest.pipeline import apply_parsed, embed_missing, mark_failed, prepare
+from apps.library.ingest.pipeline import (
+    apply_parsed,
+    embed_in_slices,
+    embed_missing,
+    mark_failed,
+    prepare,
+)
 from apps.library.ingest.storage import original_path, original_release, read_original
 from apps.library.ingest.sync import refresh_families
 from apps.library.ingest.vision import images_describe, parse_options_for, vision_plan
@@ -76,7 +82,7 @@ def document_ingest(
     true: nothing is written). A parser that crashes is tried once more; the
     second crash fails the document with STOPPED_TWICE. `ocr_pages`: the
     scanned pages the quick lane counted, which lengthen the long lane's
-    limit (None: not counted; the limit allows for JARVIS_OCR_MAX_PAGES)."""
+    limit (None: not counted; the plain limit)."""
     source = document.source
     set_status(document, Document.Status.PARSING)
     plan = vision_plan(source, in_private_dir=under(document.path, source.private_dirs))
@@ -120,11 +126,16 @@ def document_ingest(
         set_status(document, Document.Status.FAILED, f"describing images failed: {exc}")
         raise
     prepared = prepare(parsed, parsed.title)
+    progress = _embedding_progress(document, cancelled)
     try:
         if full:
-            _embed_all(prepared, embedder or get_embedder())
+            _embed_all(prepared, embedder or get_embedder(), progress)
         else:
-            embed_missing(prepared, embedder=embedder or get_embedder(), source=source)
+            embed_missing(
+                prepared, embedder=embedder or get_embedder(), source=source, progress=progress
+            )
+    except ParseCancelled:
+        raise  # cancelled while it embedded: nothing is written, the person's word stands
     except Exception as exc:  # recorded on the document; the job run records the traceback
         set_status(document, Document.Status.FAILED, f"embedding failed: {exc}")
         raise
@@ -180,9 +191,21 @@ def record_parser_crash(document: Document) -> int:
     return document.parser_crashes
 
 
-def _embed_all(prepared, embedder: Embedder) -> None:
+def _embedding_progress(document: Document, cancelled: CancelCheck | None):
+    """For a large document: its page shows how far embedding has got (minutes
+    for thousands of passages), and a cancel stops it between slices."""
+
+    def report(done: int, total: int) -> None:
+        if cancelled is not None and cancelled():
+            raise ParseCancelled()
+        set_progress(document, f"embedding {done:,} of {total:,} passages")
+
+    return report
+
+
+def _embed_all(prepared, embedder: Embedder, progress) -> None:
     texts = [tables.embed_text(p.header, p.draft.section, p.draft.text) for p in prepared]
-    for p, vector in zip(prepared, embedder.embed_passages(texts), strict=True):
+    for p, vector in zip(prepared, embed_in_slices(embedder, texts, progress), strict=True):
         p.vector = vector
 
 

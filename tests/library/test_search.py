@@ -112,3 +112,12 @@ def test_a_search_loads_its_passages_in_the_same_few_queries_however_many_it_ret
         assert all(r.date and r.source and r.text for r in found)
         counts[limit] = len(queries.captured_queries)
     assert counts[10] == counts[2]
+
+
+@pytest.mark.parametrize("mode", ["lookup", "present", "history"])
+def test_a_search_embeds_the_question_once(owner, library, embedder, mode):
+    """The keyword, semantic, record and version steps share one query vector
+    (the model is the slowest step a search can repeat)."""
+    found = search(user=owner, query="applied for the backend role", mode=mode, embedder=embedder)
+    assert found.results
+    assert embedder.queries == 1

@@ -13,11 +13,14 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from apps.core.origins import SameOriginValidator  # noqa: E402
+from apps.mcp.http import with_mcp  # noqa: E402
 from jarvis_site.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # /mcp/ is the MCP endpoint (bearer tokens, Host/Origin checked: apps.mcp.http);
+        # everything else is Django.
+        "http": with_mcp(django_asgi_app),
         # The validator refuses a missing or foreign Origin (scheme, host and
         # port) before any consumer runs; the auth stack gives consumers
         # scope["user"] and scope["session"].

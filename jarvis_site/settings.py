@@ -136,10 +136,12 @@ INSTALLED_APPS = [
     "apps.instance",
     "apps.llm",
     "apps.library",
+    "apps.projects",
     "apps.chats",
     "apps.drafts",
     "apps.digest",
     "apps.agents",
+    "apps.mcp",
     "apps.demo",
 ]
 

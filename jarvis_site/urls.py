@@ -21,6 +21,8 @@ urlpatterns = [
     path("chat/agent/", include("apps.agents.urls")),
     path("chat/", include("apps.chats.urls")),
     path("library/", include("apps.library.urls")),
+    path("projects/", include("apps.projects.urls")),
+    path("", include("apps.mcp.urls")),
     path("drafts/", include("apps.drafts.urls")),
     path("digests/", include("apps.digest.urls")),
 ]

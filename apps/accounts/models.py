@@ -36,6 +36,9 @@ class User(AbstractUser):
     # How they like answers written; blank means the built-in style
     # (apps.instance.prompts.DEFAULT_RESPONSE_STYLE).
     response_style = models.TextField(blank=True)
+    # Their own standing instructions, added after the instance prompt in
+    # every chat of theirs (before a chat's own instructions). Blank: none.
+    instructions = models.TextField(blank=True)
 
     class Meta:
         permissions = [
@@ -76,3 +79,25 @@ class LoginFailure(models.Model):
 
     def __str__(self) -> str:
         return f"{self.username} from {self.ip} at {self.at:%Y-%m-%d %H:%M:%S}"
+
+
+class Memory(models.Model):
+    """A short fact or preference a person asked Jarvis to remember ("I am
+    vegetarian", "call me Liv"). Only the person's click stores one (the model
+    can only propose it). It goes into the system prompt of that person's
+    chats only, and to a cloud model only when they marked it cloud-allowed."""
+
+    MAX_CHARS = 300
+
+    owner = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memories")
+    text = models.CharField(max_length=MAX_CHARS)
+    # Fail closed: local models only until the person says otherwise.
+    cloud_allowed = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return self.text[:60]

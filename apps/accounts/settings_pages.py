@@ -21,7 +21,10 @@ class SettingsPage:
     visible: Callable[[User], bool] = field(default=lambda user: True, compare=False)
 
 
-PAGES: list[SettingsPage] = [SettingsPage("Profile and password", "accounts:preferences", 0)]
+PAGES: list[SettingsPage] = [
+    SettingsPage("Profile and password", "accounts:preferences", 0),
+    SettingsPage("Things Jarvis remembers about you", "accounts:memories", 20),
+]
 
 
 def settings_page_register(page: SettingsPage) -> None:

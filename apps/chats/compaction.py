@@ -59,7 +59,7 @@ async def maybe_compact(generation: Generation, turn) -> None:
     )
     turn.chat.summary, turn.chat.summary_upto = summary, upto
     turn.system = await sync_to_async(setup.system_prompt, thread_sensitive=False)(
-        turn.user, turn.chat
+        turn.user, turn.chat, turn.model
     )
     turn.history = await sync_to_async(setup.conversation, thread_sensitive=False)(
         turn.chat, before=turn.question.pk

@@ -26,12 +26,24 @@ class AssistantForm(forms.Form):
         label="Response style",
         help_text="How Jarvis writes answers for you. Leave it as it is to follow the default.",
     )
+    instructions = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        required=False,
+        max_length=4000,
+        label="Your instructions",
+        help_text="Added to every chat of yours, after the household's prompt and before a "
+        "chat's own instructions. E.g. “I am a nurse: medical terms are fine.”",
+    )
 
     def __init__(self, *args, user: User, **kwargs) -> None:
 
         kwargs.setdefault(
             "initial",
-            {"default_model": user.default_model_id, "response_style": response_style_for(user)},
+            {
+                "default_model": user.default_model_id,
+                "response_style": response_style_for(user),
+                "instructions": user.instructions,
+            },
         )
         super().__init__(*args, **kwargs)
         field = self.fields["default_model"]

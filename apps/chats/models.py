@@ -39,6 +39,9 @@ class Chat(models.Model):
     # a private chat may only continue on a local model.
     private = models.BooleanField(default=False)
     notes_only = models.BooleanField(default=True)
+    # The person's instructions for this chat only, added after theirs and the
+    # instance's. Blank: none. Only the person edits it; no tool can.
+    instructions = models.TextField(blank=True)
     model_label = models.CharField(
         max_length=300, blank=True
     )  # "connection:model", blank = default
@@ -126,6 +129,8 @@ class PendingAction(models.Model):
         REVIEW_DRAFT_EDIT = "review_draft_edit", "Review a suggested change"
         DRAFT_CREATED = "draft_created", "A new draft"
         APPROVE_TOOLS = "approve_tools", "Approve tool calls"
+        # The model proposes a memory; only the person's Keep stores it.
+        REMEMBER = "remember", "Remember something"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting for you"

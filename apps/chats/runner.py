@@ -22,7 +22,7 @@ from dataclasses import fields
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from apps.chats import approvals, citations, rounds, setup, tools
+from apps.chats import approvals, citations, refusals, rounds, setup, tools
 from apps.chats.attachments import attachment_ids, pending_attachments
 from apps.chats.compaction import maybe_compact
 from apps.chats.fallback import search_fallback
@@ -203,12 +203,18 @@ def _append_results(generation, conversation, results) -> None:
 
 async def _tool_loop(generation, turn, ctx, conversation, specs):
     round_number = 0
+    asked_to_search = False
     while True:
         round_number += 1
+        text_before = generation.text
         blocks, calls = await _stream(generation, turn, conversation, specs)
         assistant = {"role": "assistant", "blocks": blocks}
         conversation.append(assistant)
         generation.turns.append(assistant)
+        if not calls and not asked_to_search and refusals.refused_unsearched(generation, specs):
+            asked_to_search = True
+            refusals.ask_to_search(generation, conversation, text_before)
+            continue
         if not calls:
             return blocks
         if round_number > settings.CHAT_MAX_TOOL_ROUNDS:

@@ -1,7 +1,8 @@
 """The chats' write path: starting a turn, regenerating a reply, editing a
 sent message, showing another branch, renaming, pinning, deleting, switching
 model, the notes-only toggle, marking a chat private, answering a
-confirmation card, and a person's assistant preferences."""
+confirmation card (removing a document, keeping a memory), a chat's own
+instructions, and a person's assistant preferences and instructions."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from apps.accounts.memories import memory_add
 from apps.accounts.models import User
 from apps.chats import history, tree
 from apps.chats.attachments import ATTACHED_IMAGE, attachments_of, mentions_and_blocks
@@ -23,6 +25,7 @@ from apps.library.services.documents import document_remove
 from apps.llm.selectors import resolve_model
 
 TITLE_CHARS = 80
+INSTRUCTIONS_MAX_CHARS = 4000
 
 
 def validate_text(text: str) -> str:
@@ -304,10 +307,20 @@ def chat_model_set(*, user, chat: Chat, label: str) -> None:
     chat.save(update_fields=["model_label"])
 
 
-def action_resolve(*, user, action: PendingAction, confirm: bool) -> str:
-    """The person's answer to a confirmation card."""
+def action_resolve(
+    *,
+    user,
+    action: PendingAction,
+    confirm: bool,
+    text: str | None = None,
+    cloud_allowed: bool = False,
+) -> str:
+    """The person's answer to a confirmation card. For a memory card, `text`
+    is what they kept (they may have edited it) and `cloud_allowed` their choice."""
     if action.message.chat.owner_id != user.pk:
         raise Refused("not your chat")
+    if action.kind == PendingAction.Kind.REMEMBER:
+        return _memory_resolve(user, action, confirm, text, cloud_allowed)
     if action.kind != PendingAction.Kind.REMOVE_DOCUMENT:
         # Draft cards are links to the editor; their review happens there.
         return "This card has nothing to confirm."
@@ -329,11 +342,56 @@ def action_resolve(*, user, action: PendingAction, confirm: bool) -> str:
     return f"Removed “{title}” from the library. No file was touched."
 
 
+def _memory_resolve(
+    user, action: PendingAction, confirm: bool, text: str | None, cloud_allowed: bool
+) -> str:
+    if action.status != PendingAction.Status.PENDING:
+        return "This was already answered."
+    if not confirm:
+        action.status = PendingAction.Status.DISMISSED
+        action.save(update_fields=["status"])
+        return "Not kept: nothing was stored."
+    memory = memory_add(
+        owner=user,
+        text=action.payload.get("text", "") if text is None else text,
+        cloud_allowed=cloud_allowed,
+    )  # a Refused (empty, too long, too many) leaves the card pending
+    action.status = PendingAction.Status.DONE
+    action.payload = {**action.payload, "text": memory.text, "cloud_allowed": cloud_allowed}
+    action.save(update_fields=["status", "payload"])
+    return f"Kept: Jarvis will remember “{memory.text}”."
+
+
+def chat_instructions_set(*, chat: Chat, text: str) -> None:
+    """The person's instructions for this chat (blank: none; that is Revert)."""
+    text = (text or "").replace("\r\n", "\n").strip()
+    if len(text) > INSTRUCTIONS_MAX_CHARS:
+        raise Refused(f"instructions are at most {INSTRUCTIONS_MAX_CHARS:,} characters")
+    chat.instructions = text
+    chat.save(update_fields=["instructions"])
+
+
 def assistant_preferences_set(
-    *, user: User, default_model: ModelEntry | None, response_style: str
+    *,
+    user: User,
+    default_model: ModelEntry | None,
+    response_style: str,
+    instructions: str | None = None,
 ) -> None:
-    """Save a person's default model and answer style. A style equal to the
-    built-in default stores nothing, so they keep getting improved defaults."""
+    """Save a person's default model, answer style and instructions. A style
+    equal to the built-in default stores nothing, so they keep getting
+    improved defaults."""
     user.default_model = default_model
     user.save(update_fields=["default_model"])
     set_response_style(user, response_style)
+    if instructions is not None:
+        personal_instructions_set(user=user, text=instructions)
+
+
+def personal_instructions_set(*, user: User, text: str) -> None:
+    """A person's instructions for all their chats (blank: none; that is Revert)."""
+    text = (text or "").replace("\r\n", "\n").strip()
+    if len(text) > INSTRUCTIONS_MAX_CHARS:
+        raise Refused(f"instructions are at most {INSTRUCTIONS_MAX_CHARS:,} characters")
+    user.instructions = text
+    user.save(update_fields=["instructions"])

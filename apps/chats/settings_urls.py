@@ -9,4 +9,5 @@ app_name = "assistant"
 urlpatterns = [
     path("", settings_views.assistant, name="page"),
     path("revert-style/", settings_views.revert_style, name="revert_style"),
+    path("revert-instructions/", settings_views.revert_instructions, name="revert_instructions"),
 ]

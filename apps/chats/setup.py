@@ -9,6 +9,7 @@ from datetime import date
 
 from django.utils import timezone
 
+from apps.accounts.memories import memories_for_prompt
 from apps.chats import tree
 from apps.chats.attachments import expand_images, without_images
 from apps.chats.kinds import prompt_parts
@@ -60,17 +61,43 @@ def chosen_model(user, chat: Chat):
     return default_model_for(user)
 
 
-def system_prompt(user, chat: Chat) -> str:
+def system_prompt(user, chat: Chat, model=None) -> str:
+    """The system prompt for `user`'s `chat` on `model`, in layers: the
+    instance's (its prompt, the admin's note for this model, the notes rule,
+    the date), the person's (answer style, their instructions, what they asked
+    Jarvis to remember), the chat's own instructions, then the summary.
+
+    Memories are `user`'s alone, and a cloud model gets only those they marked
+    cloud-allowed; no model (or an unknown one) counts as cloud. Enforced here,
+    in code: nothing a model or a tool says can change any of these layers."""
+    cloud = model is None or model.is_cloud
     parts = [
         instance_prompt(),
-        response_style_for(user),
+        (getattr(model, "prompt_note", "") or "").strip(),
         NOTES_ONLY if chat.notes_only else OWN_KNOWLEDGE,
         f"Today is {timezone.localdate():%A %d %B %Y}. You are talking with {user.name}.",
-        *prompt_parts(chat),
+        *prompt_parts(chat),  # what an agent chat kind says about itself (apps.chats.kinds)
+        response_style_for(user),
+        _labelled(f"{user.name}'s instructions for all their chats:", user.instructions),
+        _memories(user, cloud=cloud),
+        _labelled("Their instructions for this chat:", chat.instructions),
     ]
     if chat.summary:
         parts.append(f"Summary of the earlier part of this conversation:\n{chat.summary}")
     return "\n\n".join(p for p in parts if p)
+
+
+def _labelled(label: str, text: str) -> str:
+    text = (text or "").strip()
+    return f"{label}\n{text}" if text else ""
+
+
+def _memories(user, *, cloud: bool) -> str:
+    texts = memories_for_prompt(user, cloud=cloud)
+    if not texts:
+        return ""
+    lines = "\n".join(f"- {text}" for text in texts)
+    return f"What {user.name} asked you to remember about them:\n{lines}"
 
 
 def conversation(chat: Chat, *, before: int) -> list[dict]:
@@ -127,6 +154,7 @@ def load(answer_id: int) -> TurnSetup:
         return setup
     setup.model = model
     setup.cloud = bool(model.is_cloud)
+    setup.system = system_prompt(user, chat, model)
     if chat.private and setup.cloud:
         setup.refusal = (
             "This chat has read local-only notes, so it can only continue on a local model."

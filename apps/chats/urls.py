@@ -25,4 +25,5 @@ urlpatterns = [
     path("<id:pk>/delete/", views.delete, name="delete"),
     path("<id:pk>/notes-only/", views.notes_only, name="notes_only"),
     path("<id:pk>/model/", views.model, name="model"),
+    path("<id:pk>/instructions/", views.instructions, name="instructions"),
 ]

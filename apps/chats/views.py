@@ -410,11 +410,35 @@ def action(request: HttpRequest, pk: int) -> HttpResponse:
     )
     if pending is None:
         raise Http404
-    result = services.action_resolve(
-        user=request.user, action=pending, confirm=request.POST.get("confirm") == "1"
-    )
+    text = request.POST.get("text")
+    try:
+        result = services.action_resolve(
+            user=request.user,
+            action=pending,
+            confirm=request.POST.get("confirm") == "1",
+            text=text,
+            cloud_allowed=request.POST.get("cloud_allowed") == "1",
+        )
+    except JarvisError as exc:
+        context = {"action": pending, "result": str(exc), "text": text}
+        return render(request, "chats/_action.html", context, status=400)
     pending.refresh_from_db()
     return render(request, "chats/_action.html", {"action": pending, "result": result})
+
+
+@login_required
+@require_POST
+def instructions(request: HttpRequest, pk: int) -> HttpResponse:
+    """This chat's instructions; Revert posts them empty."""
+    chat = get_chat_for(request.user, pk)
+    try:
+        services.chat_instructions_set(chat=chat, text=request.POST.get("instructions", ""))
+    except JarvisError as exc:
+        messages.error(request, str(exc))
+    else:
+        text = "Instructions for this chat saved." if chat.instructions else "Reverted."
+        messages.success(request, text)
+    return redirect("chats:detail", pk=chat.pk)
 
 
 @login_required

@@ -10,6 +10,7 @@ from apps.core.heartbeat import worker_running
 NAV = (
     ("chat", "Chat", "chats:index"),
     ("library", "Library", "library:index"),
+    ("projects", "Projects", "projects:index"),
     ("drafts", "Drafts", "drafts:index"),
     ("jobs", "Jobs", "core:jobs"),
     ("settings", "Settings", "accounts:preferences"),

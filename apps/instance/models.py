@@ -353,6 +353,14 @@ class ModelEntry(models.Model):
         default=0, help_text="Context window in tokens; 0 = unknown."
     )
     enabled = models.BooleanField(default=True)
+    # An admin's note added to every chat on this model, right after the
+    # instance prompt ("keep answers short: this model loses track in long prompts").
+    prompt_note = models.TextField(
+        "note for this model",
+        blank=True,
+        help_text="Added to the system prompt of every chat on this model, after the "
+        "instance prompt. E.g. “This model needs short prompts: answer in three sentences.”",
+    )
     groups = models.ManyToManyField(
         "auth.Group",
         blank=True,

@@ -32,6 +32,12 @@ class CollectionForm(forms.Form):
         label="Unversioned folders",
         help_text="Diaries and logs: every file there is its own document, never an old version.",
     )
+    project_dirs = forms.CharField(
+        required=False,
+        label="Projects folders",
+        help_text="Each note there is a project in your project registry "
+        "(so is any note with `type: project` in its frontmatter).",
+    )
     ocr_languages = forms.CharField(
         required=False,
         max_length=100,
@@ -55,6 +61,7 @@ class CollectionForm(forms.Form):
             "cloud": source.cloud,
             "private_dirs": ", ".join(source.private_dirs),
             "unversioned_dirs": ", ".join(source.unversioned_dirs),
+            "project_dirs": ", ".join(source.project_dirs),
             "ocr_languages": source.ocr_languages,
             "describe_images": source.describe_images,
         }
@@ -63,6 +70,7 @@ class CollectionForm(forms.Form):
         if not source.is_folder:
             del self.fields["private_dirs"]
             del self.fields["unversioned_dirs"]
+            del self.fields["project_dirs"]
 
     def clean_ocr_languages(self) -> str:
         value = self.cleaned_data.get("ocr_languages", "").strip()
@@ -75,7 +83,7 @@ class CollectionForm(forms.Form):
 
     def clean(self) -> dict:
         data = super().clean()
-        for name in ("private_dirs", "unversioned_dirs"):
+        for name in ("private_dirs", "unversioned_dirs", "project_dirs"):
             if name in data:
                 data[name] = _split_dirs(data[name])
         return data

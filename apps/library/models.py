@@ -53,6 +53,8 @@ class Source(models.Model):
     cloud = models.CharField(max_length=12, choices=Cloud.choices, default=Cloud.LOCAL_ONLY)
     private_dirs = models.JSONField(default=list, blank=True)
     unversioned_dirs = models.JSONField(default=list, blank=True)
+    # Folders whose notes are projects (the project registry, apps.projects).
+    project_dirs = models.JSONField(default=list, blank=True)
     skip_dirs = models.JSONField(default=list, blank=True)
     # Blank: the instance's OCR languages (InstanceSettings.ocr_languages).
     ocr_languages = models.CharField(
@@ -261,6 +263,9 @@ class Chunk(models.Model):
     origin = models.CharField(max_length=8, blank=True)  # "ocr": recognised in an image
     # Document latest AND, in a file of dated sections, the newest section.
     is_latest = models.BooleanField(default=True)
+    # In a section its note marks private: owner-only and local-only whatever
+    # the collection's sharing, exactly like a private folder's chunks.
+    private = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["document_id", "ordinal"]
@@ -268,6 +273,11 @@ class Chunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document_id}#{self.ordinal}"
+
+    @property
+    def owner_only(self) -> bool:
+        """Private folder or private section (needs `document` loaded)."""
+        return self.private or self.document.in_private_dir
 
 
 class ImageDescription(models.Model):

@@ -18,7 +18,7 @@ from django.shortcuts import get_object_or_404
 from apps.accounts.models import HOUSEHOLD_GROUP
 from apps.core.ids import parse_id
 from apps.library.index.tables import slice_partitions
-from apps.library.models import Document, Source
+from apps.library.models import Chunk, Document, Source
 
 
 def shared_sources_q(user) -> Q:
@@ -46,6 +46,20 @@ def visible_to(user) -> QuerySet[Document]:
     return Document.objects.filter(
         Q(source__owner=user) | (Q(source_id__in=shared_ids) & Q(in_private_dir=False))
     )
+
+
+def chunks_visible_to(user, document: Document, *, cloud_only: bool = False) -> QuerySet[Chunk]:
+    """The passages of `document` (one `user` may read) that they may see, in
+    reading order. A section its note marks private is its owner's alone, and
+    never for a cloud model, even inside a shared note."""
+    chunks = document.chunks.order_by("ordinal")
+    if cloud_only or document.source.owner_id != user.pk:
+        chunks = chunks.exclude(private=True)
+    return chunks
+
+
+def has_private_sections(document: Document) -> bool:
+    return document.chunks.filter(private=True).exists()
 
 
 def get_document_for(user, pk: int) -> Document:

@@ -43,6 +43,8 @@ class ModelEntryForm(forms.ModelForm):
             "context_length",
             "enabled",
             "groups",
+            # Added to the system prompt for this model (instance layer, apps.chats.setup).
+            "prompt_note",
         )
 
     def __init__(self, *args, **kwargs) -> None:

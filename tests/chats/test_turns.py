@@ -295,7 +295,7 @@ def test_a_streaming_reply_is_saved_as_it_goes_and_a_late_batch_changes_nothing(
 
     monkeypatch.setattr(saving, "SAVE_INTERVAL", 0.3)
     text = "word " * 60
-    llm.queue(Reply(text=text, chunk_chars=5, delay=0.03))  # about 1.8 s
+    llm.queue(Reply(text=text, chunk_chars=5, delay=0.06))  # about 3.6 s: saves land mid-stream
     chat, _, answer = services.turn_start(user=owner, chat=None, text="talk slowly")
 
     def row():

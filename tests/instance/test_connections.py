@@ -508,3 +508,20 @@ def test_check_connection_reports_an_endpoint_that_is_down(db):
     )
     result = llm_services.connection_check(connection=made)
     assert not result.ok and result.error and result.models == []
+
+
+def test_an_admin_writes_a_note_for_a_model_in_its_admin_page(admin_client, llama):
+    page = admin_client.get(f"/admin/instance/modelentry/{llama.pk}/change/").content.decode()
+    assert "Note for this model" in page
+    data = {
+        "connection": llama.connection_id,
+        "model_id": llama.model_id,
+        "display_name": "",
+        "context_length": 0,
+        "enabled": "on",
+        "supports_tools": "on",
+        "prompt_note": "This model needs short prompts.",
+    }
+    admin_client.post(f"/admin/instance/modelentry/{llama.pk}/change/", data)
+    llama.refresh_from_db()
+    assert llama.prompt_note == "This model needs short prompts."

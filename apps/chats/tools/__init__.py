@@ -17,9 +17,16 @@ registry      Tool, register(), tool_specs(), run_tool()
 context       TurnContext, Passage, the errors, the retrieved-data wrapper
 library       search_notes, get_document, list_documents, library_stats, add/update/remove
 conversation  search_chat_history, use_own_knowledge
+projects      list_projects, get_project_status (the project registry, for status questions)
+memory        remember (a card; only the person's Keep stores a memory)
 """
 
-from apps.chats.tools import conversation, library  # noqa: F401  (importing registers them)
+from apps.chats.tools import (  # noqa: F401  (importing registers them)
+    conversation,
+    library,
+    memory,
+    projects,
+)
 from apps.chats.tools.context import (
     LOCAL_ONLY_STOP,
     MIXED_CAVEAT,

@@ -28,8 +28,13 @@ from apps.core.ids import parse_id, parse_ids
 from apps.library.ingest.arxiv import parse_arxiv_id
 from apps.library.models import Document
 from apps.library.search import Filters, search
-from apps.library.search.results import to_result
-from apps.library.selectors import ListingFilters, library_documents, visible_to
+from apps.library.search.results import chunk_result
+from apps.library.selectors import (
+    ListingFilters,
+    chunks_visible_to,
+    library_documents,
+    visible_to,
+)
 from apps.library.services import adding
 from apps.library.services.documents import document_metadata_update
 from apps.library.tasks import enqueue_ingest
@@ -127,7 +132,11 @@ def _readable_document(ctx: TurnContext, document_id) -> Document:
 def get_document(ctx: TurnContext, args: dict) -> str:
     document = _readable_document(ctx, args.get("document_id"))
     page = max(1, int(args.get("page") or 1))
-    chunks = list(document.chunks.select_related("document__source").order_by("ordinal"))
+    chunks = list(
+        chunks_visible_to(ctx.user, document, cloud_only=ctx.cloud).select_related(
+            "document__source"
+        )
+    )
     start = (page - 1) * DOCUMENT_PAGE_SIZE
     shown = chunks[start : start + DOCUMENT_PAGE_SIZE]
     if not shown:
@@ -137,7 +146,7 @@ def get_document(ctx: TurnContext, args: dict) -> str:
     for chunk in shown:
         passage = ctx.number(
             Passage(
-                result=to_result(chunk, 0, 0.0, [], {}),
+                result=chunk_result(chunk),
                 superseded_by=newer if not chunk.is_latest else "",
             )
         )

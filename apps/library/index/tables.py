@@ -6,8 +6,9 @@ caller's transaction together with the Chunk rows themselves:
 - `library_chunk_fts` (FTS5): title, section, path words, record fields and
   chunk text in separate columns bm25 weighs apart (apps.library.index.fts).
 - `library_vec_<gen>` (vec0): one bit-quantised vector per chunk, partitioned
-  by `partition_for(source, private, latest)`. The KNN leg scans only the
-  partitions a person may see, so the privacy filter is inside the KNN query.
+  by `partition_for(source, private, latest)` (private: a private folder's or a
+  private section's chunk). The KNN leg scans only the partitions a person may
+  see, so the privacy filter is inside the KNN query.
 - `library_emb_<gen>`: the float32 vectors, to re-score the bit candidates
   exactly, to rebuild partitions without re-embedding, and for filtered exact scans.
 
@@ -238,6 +239,7 @@ def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int
             section_date=p.draft.section_date,
             origin=p.draft.origin,
             is_latest=latest,
+            private=p.draft.private,
         )
         for ordinal, (p, latest) in enumerate(zip(prepared, flags, strict=True))
     ]
@@ -269,7 +271,7 @@ def insert_vectors(chunks: Sequence[Chunk], vectors, state: IndexState) -> None:
                     c.id,
                     partition_for(
                         c.document.source_id,
-                        c.document.in_private_dir,
+                        c.owner_only,
                         c.is_latest,
                         c.id,
                         state.buckets,
@@ -297,7 +299,7 @@ def repartition(document: Document) -> int:
     assert connection.in_atomic_block, "repartition must run inside transaction.atomic()"
     state = index_state()
     generation = state.generation
-    chunks = list(document.chunks.only("id", "section_date", "is_latest"))
+    chunks = list(document.chunks.only("id", "section_date", "is_latest", "private"))
     flags = chunk_latest_flags(document, [c.section_date for c in chunks])
     changed = [c for c, flag in zip(chunks, flags, strict=True) if c.is_latest != flag]
     for chunk, flag in zip(chunks, flags, strict=True):
@@ -324,7 +326,7 @@ def repartition(document: Document) -> int:
                     c.id,
                     partition_for(
                         document.source_id,
-                        document.in_private_dir,
+                        document.in_private_dir or c.private,
                         c.is_latest,
                         c.id,
                         state.buckets,

@@ -96,7 +96,7 @@ def search(
     facts = family_view([c.document for c in candidates], pools)
     mark_current(candidates, facts)
     if resolved != timemode.HISTORY:
-        candidates = expand_families(candidates, facts, vector, state.generation)
+        candidates = expand_families(candidates, facts, vector, pools, state.generation)
         candidates = order_for_mode(candidates, resolved, latest_only)
     chosen = select_passages(candidates, limit, resolved)
     if resolved == timemode.HISTORY and chosen:

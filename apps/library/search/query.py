@@ -211,12 +211,18 @@ def prune_common_terms(terms: list[str]) -> list[str]:
     return kept or [min(terms, key=lambda t: frequency[t])]
 
 
-def pool_sql(pools: list[Pool]) -> tuple[str, list]:
+def pool_sql(pools: list[Pool], *, chunks: bool = True) -> tuple[str, list]:
+    """SQL keeping rows inside `pools` (`d` the document, `c` the chunk). A chunk
+    is private when its document is in a private folder or it sits in a section
+    its note marks private (the same slices as the vector index). With
+    `chunks=False` the query reads documents alone (their record fields, which
+    come from the frontmatter, never from a section)."""
     values = ",".join("(%s, %s)" for _ in pools)
     params: list = []
     for pool in pools:
         params += [pool.source_id, 1 if pool.private else 0]
-    return f"(d.source_id, d.in_private_dir) IN (VALUES {values})", params
+    private = "(d.in_private_dir OR c.private)" if chunks else "d.in_private_dir"
+    return f"(d.source_id, {private}) IN (VALUES {values})", params
 
 
 def _filter_sql(filters: Filters, latest_only: bool) -> tuple[str, list]:

@@ -177,7 +177,7 @@ def record_values(pools) -> RecordValues:
     """The categories, statuses and entities of the records in `pools` (lower
     case). A partial index holds only documents with record fields, so this
     reads the records, not the whole library."""
-    in_pools, params = pool_sql(pools)
+    in_pools, params = pool_sql(pools, chunks=False)
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT DISTINCT lower(d.category), lower(d.record_status), lower(d.entity) "
@@ -225,6 +225,7 @@ def record_leg(question: str, vector: np.ndarray, pools, generation: int) -> lis
     if not match.statuses and not match.entities:
         return []
     in_pools, params = pool_sql(pools)
+    documents_in_pools, document_params = pool_sql(pools, chunks=False)
     clauses, values = [], []
     if match.statuses:
         marks = ",".join("%s" for _ in match.statuses)
@@ -233,7 +234,7 @@ def record_leg(question: str, vector: np.ndarray, pools, generation: int) -> lis
             cats = ",".join("%s" for _ in match.categories)
             clauses.append(f"({status_sql} AND lower(d.category) IN ({cats}))")
             values += [*match.statuses, *match.categories]
-            if not _exists(in_pools, params, clauses[-1], values):
+            if not _exists(documents_in_pools, document_params, clauses[-1], values):
                 clauses, values = [status_sql], list(match.statuses)
         else:
             clauses.append(status_sql)

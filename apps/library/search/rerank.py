@@ -9,7 +9,7 @@ Off unless an admin chooses one (instance settings → search: reranker):
   shape that llama.cpp, vLLM and Infinity serve (`{query, documents}` →
   `{results: [{index, relevance_score}]}`) or Hugging Face TEI's
   (`{query, texts}` → `[{index, score}]`). A connection marked cloud only ever
-  receives passages from cloud-allowed collections outside private folders;
+  receives passages from cloud-allowed collections outside private folders and private sections;
   the others keep their fused place.
 
 The top `TOP` fused passages are scored with their document's title and
@@ -66,7 +66,7 @@ def _passages(chunk_ids: list[int]) -> dict[int, _Passage]:
     found = {}
     for chunk in chunks:
         document = chunk.document
-        shareable = document.source.cloud == Source.Cloud.ALLOWED and not document.in_private_dir
+        shareable = document.source.cloud == Source.Cloud.ALLOWED and not chunk.owner_only
         text = embed_text(document.title, chunk.section, chunk.text)[:PASSAGE_CHARS]
         found[chunk.id] = _Passage(chunk.id, text, shareable)
     return found

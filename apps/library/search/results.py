@@ -5,7 +5,7 @@ not, section, text, which legs matched, privacy)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from apps.library.models import Chunk, DocumentFile
 
@@ -130,6 +130,25 @@ def to_result(candidate, rank: int, files) -> Result:
         page=chunk.page,
         annotation=chunk.annotation,
         sharing=source.sharing,
-        cloud="local-only" if document.in_private_dir else source.cloud,
-        private=document.in_private_dir,
+        cloud="local-only" if chunk.owner_only else source.cloud,
+        private=chunk.owner_only,
     )
+
+
+@dataclass
+class _Unranked:
+    """A passage read directly (a document's page, a project's evidence), in
+    the shape `to_result` reads from a ranked candidate."""
+
+    chunk: Chunk
+    score: float = 0.0
+    legs: list[str] = field(default_factory=list)
+    current: bool = True
+    superseded_by: str = ""
+    note: str = ""
+
+
+def chunk_result(chunk: Chunk) -> Result:
+    """A Result for one passage that no search ranked (`chunk.document.source`
+    loaded). Latest is the chunk's stored flag."""
+    return to_result(_Unranked(chunk, current=chunk.is_latest), 0, {})

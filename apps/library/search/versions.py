@@ -197,11 +197,14 @@ def load_candidates(fused, limit: int) -> list[Candidate]:
     ]
 
 
-def expand_families(candidates: list[Candidate], facts, vector, generation: int) -> list[Candidate]:
+def expand_families(
+    candidates: list[Candidate], facts, vector, pools, generation: int
+) -> list[Candidate]:
     """Every family with an older version among the candidates gets its
     current version in, above the best-scoring older version. Marks each older
     passage `distinct` when it is clearly closer to the question than anything
-    in its current version (DISTINCT_MARGIN)."""
+    in its current version (DISTINCT_MARGIN). Only passages in `pools` are
+    pulled in: a section its note marks private stays out for anyone else."""
     by_document: dict[int, list[Candidate]] = defaultdict(list)
     for c in candidates:
         by_document[c.chunk.document_id].append(c)
@@ -217,7 +220,7 @@ def expand_families(candidates: list[Candidate], facts, vector, generation: int)
         key = family_key(c.document)
         older_best[key] = max(older_best.get(key, float("-inf")), c.score)
     best_current = _best_current_chunks(
-        {facts[k].current_id for k in older_best}, vector, generation
+        {facts[k].current_id for k in older_best}, vector, pools, generation
     )
     older_vectors = _vectors([c.chunk.id for c in older], generation)
     for c in older:
@@ -250,15 +253,20 @@ def expand_families(candidates: list[Candidate], facts, vector, generation: int)
 
 
 def _best_current_chunks(
-    document_ids: set[int], vector, generation
+    document_ids: set[int], vector, pools, generation
 ) -> dict[int, tuple[int, float]]:
-    """For each document, its current passage closest to the question: (chunk id, cosine)."""
+    """For each document, its current passage closest to the question: (chunk
+    id, cosine), among the passages in `pools` (a private section's passage
+    counts as private, as in the index's slices)."""
+    allowed = {(p.source_id, p.private) for p in pools}
     chunks = Chunk.objects.filter(document_id__in=list(document_ids)).values_list(
-        "id", "document_id", "section_date"
-    )
+        "id", "document_id", "section_date", "document__source_id", "document__in_private_dir",
+        "private",
+    )  # fmt: skip
     by_document: dict[int, list[tuple[int, date | None]]] = defaultdict(list)
-    for chunk_id, document_id, section in chunks:
-        by_document[document_id].append((chunk_id, section))
+    for chunk_id, document_id, section, source_id, in_private_dir, private in chunks:
+        if (source_id, bool(in_private_dir or private)) in allowed:
+            by_document[document_id].append((chunk_id, section))
     current: dict[int, list[int]] = {}
     for document_id, rows in by_document.items():
         dates = [s for _, s in rows if s]
@@ -344,10 +352,12 @@ def expand_history(chosen: list[Candidate], facts, vector, pools, generation, li
         members = Chunk.objects.filter(
             document__source_id=source_id, document__family=family
         ).exclude(document_id__in=have)
-        member_ids = list(members.values_list("id", "document_id", "document__in_private_dir"))
+        member_ids = list(
+            members.values_list("id", "document_id", "document__in_private_dir", "private")
+        )
         by_document: dict[int, list[int]] = defaultdict(list)
-        for chunk_id, document_id, private in member_ids:
-            if (source_id, bool(private)) in allowed:
+        for chunk_id, document_id, in_private_dir, private_section in member_ids:
+            if (source_id, bool(in_private_dir or private_section)) in allowed:
                 by_document[document_id].append(chunk_id)
         for chunk_ids in by_document.values():
             best = _best_by_vector(chunk_ids, vector, generation)

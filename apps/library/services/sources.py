@@ -69,6 +69,7 @@ def source_register(
     private_dirs: list[str] | None = None,
     unversioned_dirs: list[str] | None = None,
     skip_dirs: list[str] | None = None,
+    project_dirs: list[str] | None = None,
 ) -> Source:
     """Register a server folder as a source. Only admins and holders of the
     manage-folder-sources permission may; only under JARVIS_VAULTS_ROOT."""
@@ -104,6 +105,7 @@ def source_register(
                 ["private"] if private_dirs is None else private_dirs, "private dir"
             ),
             unversioned_dirs=clean_dirs(unversioned_dirs, "unversioned dir"),
+            project_dirs=clean_dirs(project_dirs, "projects dir"),
             skip_dirs=[".obsidian", ".trash", *clean_dirs(skip_dirs, "skipped dir")],
         )
         source.shared_groups.set(chosen)
@@ -118,6 +120,7 @@ def source_update(
     groups: list[Group] | None = None,
     private_dirs: list[str] | None = None,
     unversioned_dirs: list[str] | None = None,
+    project_dirs: list[str] | None = None,
     ocr_languages: str | None = None,
     describe_images: str | None = None,
 ) -> str:
@@ -164,6 +167,12 @@ def source_update(
                 source.save(update_fields=["unversioned_dirs"])
                 refresh_families(source)
                 notes.append("Version families recomputed.")
+        if source.is_folder and project_dirs is not None:
+            projects = clean_dirs(project_dirs, "projects dir")
+            if projects != source.project_dirs:
+                source.project_dirs = projects
+                source.save(update_fields=["project_dirs"])
+                notes.append("The project registry picks this up on its next refresh.")
     return " ".join(notes)
 
 

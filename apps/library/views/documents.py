@@ -18,7 +18,12 @@ from apps.core.errors import Refused
 from apps.library.ingest.storage import original_path
 from apps.library.models import Chunk, Document
 from apps.library.previews import PREVIEW_PAGES, page_png
-from apps.library.selectors import family_of, get_document_for
+from apps.library.selectors import (
+    chunks_visible_to,
+    family_of,
+    get_document_for,
+    has_private_sections,
+)
 from apps.library.services.documents import (
     EDITABLE_KINDS,
     document_metadata_update,
@@ -39,7 +44,7 @@ def _is_owner(request: HttpRequest, document: Document) -> bool:
 @require_GET
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     document = get_document_for(request.user, pk)
-    chunks = list(document.chunks.order_by("ordinal"))
+    chunks = list(chunks_visible_to(request.user, document))
     annotations: dict[int, list] = defaultdict(list)
     for chunk in chunks:
         if chunk.annotation and chunk.annotation not in FIGURE_KINDS:
@@ -47,6 +52,9 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     body = [c for c in chunks if not c.annotation]
     versions = family_of(request.user, document)
     timeline = _timeline(document.source.name, versions)
+    is_owner = _is_owner(request, document)
+    # The file (and any page image) holds the private sections: its owner's alone.
+    file_shown = is_owner or not has_private_sections(document)
     context = {
         "document": document,
         # Latest for this person: the newest version they may see (a newer one
@@ -61,10 +69,11 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "versions": timeline,
         "paths": sorted(document.files.values_list("path", flat=True)),
         "tags": sorted(document.tag_rows.values_list("tag", flat=True)),
-        "is_owner": _is_owner(request, document),
-        "editable": _is_owner(request, document) and document.kind in EDITABLE_KINDS,
-        "preview_pages": _preview_pages(document),
-        "pdf_viewer": _shows_as_pdf(document),
+        "is_owner": is_owner,
+        "editable": is_owner and document.kind in EDITABLE_KINDS,
+        "file_shown": file_shown,
+        "preview_pages": _preview_pages(document) if file_shown else [],
+        "pdf_viewer": file_shown and _shows_as_pdf(document),
     }
     template = "library/document.html#status" if request.htmx else "library/document.html"
     return render(request, template, context)
@@ -142,8 +151,11 @@ def _preview_pages(document: Document) -> list[int]:
 @login_required
 @require_GET
 def original(request: HttpRequest, pk: int) -> HttpResponse:
-    """The original file, always as a download (never rendered by the browser)."""
+    """The original file, always as a download (never rendered by the browser).
+    A note with private sections holds them in its file: only its owner gets it."""
     document = get_document_for(request.user, pk)
+    if not _is_owner(request, document) and has_private_sections(document):
+        raise Http404("the original file is not available")
     try:
         path = original_path(document)
         handle = path.open("rb")
@@ -184,6 +196,8 @@ def _previewable(user, pk: int, number: int):
     document = get_document_for(user, pk)
     if not _may_show_page(document, number):
         raise Http404
+    if document.source.owner_id != user.pk and has_private_sections(document):
+        raise Http404  # a page image shows the private section's text too
     try:
         path = original_path(document)
     except Refused:

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from apps.demo.household import seed_demo_household, seed_demo_vaults
+from apps.projects.services import registry_refresh
 
 
 class Command(BaseCommand):
@@ -27,8 +28,13 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {role}  {person.username:<8} {person.password}")
         root = Path(settings.VAULTS_ROOT)
         root.mkdir(parents=True, exist_ok=True)
-        for username, report in seed_demo_vaults(root):
+        seeded = seed_demo_vaults(root)
+        for username, report in seeded:
             self.stdout.write(
                 f"Demo vault for {username}: {report.added} files, "
                 f"{report.chunks_embedded} passages indexed ({root / username})"
             )
+        if seeded:
+            # The worker would pick the demo's project notes up within ten
+            # minutes; read them now so the Projects page is not empty at first.
+            self.stdout.write(f"Project registry: {registry_refresh().summary()}")

@@ -26,6 +26,7 @@ ENTITY_KEYS = ("entity", "org", "organisation", "organization", "company")
 DATE_KEYS = ("date", "applied", "event_date")
 TAG_KEYS = ("tags", "tag")
 TITLE_KEYS = ("title",)
+PRIVATE_SECTIONS_KEY = "private_sections"
 
 MAX_TAGS = 50
 MAX_SCALAR = 500
@@ -37,6 +38,8 @@ class Frontmatter:
     title: str = ""
     date: date | None = None  # from `date:` only: it also dates the document
     body: str = ""
+    # Headings whose sections are private (owner-only, local-only); lower-cased.
+    private_sections: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -85,6 +88,17 @@ def _tags(value) -> list[str]:
     return cleaned[:MAX_TAGS]
 
 
+def _section_names(value) -> list[str]:
+    """`private_sections: [Health, Money]` or `private_sections: Health, Money`."""
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, list):
+        items = [str(v) for v in value if isinstance(v, str | int | float)]
+    else:
+        return []
+    return [" ".join(item.split()).lower()[:200] for item in items if item.strip()][:MAX_TAGS]
+
+
 def _key_name(key) -> str:
     name = re.sub(r"[^0-9a-zA-Z_]+", "_", str(key)).strip("_").lower()
     return name[:60] or "key"
@@ -113,6 +127,9 @@ def parse_frontmatter(text: str) -> Frontmatter:
         name = _key_name(key)
         if name in TAG_KEYS:
             record.tags.extend(t for t in _tags(value) if t not in record.tags)
+            continue
+        if name == PRIVATE_SECTIONS_KEY:
+            result.private_sections.extend(_section_names(value))
             continue
         if name in DATE_KEYS:
             parsed = _as_date(value)

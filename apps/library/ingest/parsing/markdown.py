@@ -28,6 +28,7 @@ _HIGHLIGHT = re.compile(r"==(?=\S)(.+?)(?<=\S)==")
 _CALLOUT = re.compile(r"^(\s*>\s*)\[!(\w+)\][+-]?\s*(.*)$", re.M)
 _INLINE_TAG = re.compile(r"(?<![\w#&/])#([A-Za-z_][\w/-]*)")
 _INLINE_CODE = re.compile(r"(`+).+?\1")
+_PRIVATE_MARK = re.compile(r"\s*<!--\s*private\s*-->\s*", re.I)
 
 BREADCRUMB_SEPARATOR = " › "
 DATED_HEADINGS_FOR_A_LOG = 2
@@ -39,6 +40,7 @@ class _Section:
     path: list[str]  # heading texts from the top, excluding the title heading
     dates: list[date | None]
     lines: list[str] = field(default_factory=list)
+    private: bool = False  # this heading or one above it is marked private
 
 
 def _wikilink_text(match: re.Match) -> str:
@@ -112,12 +114,21 @@ def inline_tags(text: str) -> list[str]:
     return tags
 
 
-def _sections(body: str) -> tuple[str, list[_Section]]:
+def _heading_privacy(text: str, private_sections: set[str]) -> tuple[str, bool]:
+    """The heading without its `<!-- private -->` marker, and whether the
+    section is private (marked, or named in the frontmatter's private_sections)."""
+    marked = bool(_PRIVATE_MARK.search(text))
+    text = _PRIVATE_MARK.sub(" ", text).strip()
+    return text, marked or " ".join(text.split()).lower() in private_sections
+
+
+def _sections(body: str, private_sections: set[str] = frozenset()) -> tuple[str, list[_Section]]:
     """Split on ATX headings outside code fences. The first H1, when it comes
-    before any text, is the title rather than a section."""
+    before any text, is the title rather than a section. A private heading
+    makes its section and every section below it private."""
     title = ""
     sections: list[_Section] = [_Section(path=[], dates=[])]
-    stack: list[tuple[int, str, date | None]] = []
+    stack: list[tuple[int, str, date | None, bool]] = []
     in_fence = False
     seen_text = False
     for line in body.splitlines():
@@ -129,15 +140,22 @@ def _sections(body: str) -> tuple[str, list[_Section]]:
                 seen_text = True
             sections[-1].lines.append(line)
             continue
-        level, text = len(heading.group(1)), heading.group(2).strip()
-        if level == 1 and not title and not seen_text and not stack:
+        level = len(heading.group(1))
+        text, private = _heading_privacy(heading.group(2).strip(), private_sections)
+        if level == 1 and not title and not seen_text and not stack and not private:
             title = text
             continue
         while stack and stack[-1][0] >= level:
             stack.pop()
         found = date_from_text(text)
-        stack.append((level, text, found.value if found else None))
-        sections.append(_Section(path=[t for _, t, _ in stack], dates=[d for _, _, d in stack]))
+        stack.append((level, text, found.value if found else None, private))
+        sections.append(
+            _Section(
+                path=[t for _, t, _, _ in stack],
+                dates=[d for _, _, d, _ in stack],
+                private=any(p for _, _, _, p in stack),
+            )
+        )
     return title, sections
 
 
@@ -152,10 +170,14 @@ def _content_date(title: str, sections: list[_Section]):
     return None
 
 
+def _joined(sections: list[_Section]) -> str:
+    return "\n".join("\n".join(section.lines) for section in sections)
+
+
 def parse_markdown(text: str, *, fallback_title: str) -> ParsedDocument:
     front = parse_frontmatter(text)
     body = normalise_obsidian(front.body)
-    heading_title, sections = _sections(body)
+    heading_title, sections = _sections(body, set(front.private_sections))
     title = front.title or heading_title or fallback_title
 
     dated = {s.dates[-1] for s in sections if s.dates and s.dates[-1]}
@@ -174,11 +196,15 @@ def parse_markdown(text: str, *, fallback_title: str) -> ParsedDocument:
                     text=piece,
                     section=BREADCRUMB_SEPARATOR.join(section.path),
                     section_date=section_date,
+                    private=section.private,
                 )
             )
 
     record = front.record
-    for tag in inline_tags(front.body):
+    # Tags are shown with the document: one written in a private section stays in it.
+    public = [s for s in sections if not s.private]
+    tag_text = front.body if len(public) == len(sections) else _joined(public)
+    for tag in inline_tags(tag_text):
         if tag not in record.tags:
             record.tags.append(tag)
 
@@ -194,6 +220,15 @@ def parse_markdown(text: str, *, fallback_title: str) -> ParsedDocument:
             parsed.content_date, parsed.content_date_source = found.value, "heading"
             parsed.content_date_precision = found.precision
     return parsed
+
+
+def section_breadcrumbs(text: str) -> list[tuple[str, bool]]:
+    """Every section of a note in reading order, as (breadcrumb, private): the
+    breadcrumbs its chunks carry, and also those of headings with no text of
+    their own ("## Status: DONE" right before another heading)."""
+    front = parse_frontmatter(text)
+    _, sections = _sections(normalise_obsidian(front.body), set(front.private_sections))
+    return [(BREADCRUMB_SEPARATOR.join(s.path), s.private) for s in sections if s.path]
 
 
 def parse_text(text: str, *, fallback_title: str) -> ParsedDocument:

@@ -19,6 +19,9 @@ class ChunkDraft:
     page: int | None = None  # 1-based PDF page
     annotation: str = ""  # "" for body text, else highlight|underline|squiggly|strikeout|note
     section_date: date | None = None  # set when the chunk sits under a dated heading
+    # Under a heading marked private (`## Health <!-- private -->` or listed in
+    # the note's `private_sections:`): owner-only and local-only, like a private folder.
+    private: bool = False
     origin: str = ""  # "" for text the file holds, "ocr" for text recognised in an image
 
 

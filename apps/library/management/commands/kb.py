@@ -6,6 +6,7 @@ keep them stable.
   kb sources add --owner USER --name NAME --path DIR [--share owner|household]
                  [--share-group G ...] [--cloud local-only|allowed]
                  [--private-dir D ...] [--unversioned-dir D ...] [--skip-dir D ...]
+                 [--projects-dir D ...]
   kb sources list [--json]
   kb sync [--source ID | --owner USER] [--json]
   kb add --owner USER PATH_URL_OR_ARXIV_ID [--replace] [--refresh]
@@ -42,7 +43,7 @@ from apps.library.ingest.sync import SyncReport, source_sync
 from apps.library.models import Document, Source
 from apps.library.schema import schema_keys, schema_values
 from apps.library.search import search, timemode
-from apps.library.selectors import visible_to
+from apps.library.selectors import chunks_visible_to, visible_to
 from apps.library.services import adding
 from apps.library.services.adding import file_add
 from apps.library.services.documents import document_ingest
@@ -88,6 +89,7 @@ class Command(SubcommandCommand):
         add.add_argument("--private-dir", action="append", dest="private_dirs")
         add.add_argument("--unversioned-dir", action="append", default=[], dest="unversioned_dirs")
         add.add_argument("--skip-dir", action="append", default=[], dest="skip_dirs")
+        add.add_argument("--projects-dir", action="append", default=[], dest="project_dirs")
         listing = ssub.add_parser("list", help="list sources")
         listing.add_argument("--json", action="store_true")
 
@@ -150,6 +152,7 @@ class Command(SubcommandCommand):
             private_dirs=options["private_dirs"],
             unversioned_dirs=options["unversioned_dirs"],
             skip_dirs=options["skip_dirs"],
+            project_dirs=options["project_dirs"],
         )
         self.stdout.write(str(source.pk))
 
@@ -345,7 +348,7 @@ class Command(SubcommandCommand):
             self.stdout.write(f"error: {document.error}")
         for warning in document.warnings:
             self.stdout.write(f"warning: {warning}")
-        for chunk in document.chunks.order_by("ordinal"):
+        for chunk in chunks_visible_to(user, document):
             label = chunk.section or (f"page {chunk.page}" if chunk.page else "")
             self.stdout.write(f"\n--- #{chunk.ordinal} {label}".rstrip())
             self.stdout.write(chunk.text)

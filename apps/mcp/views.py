@@ -1,0 +1,52 @@
+"""Settings → Claude, Cursor (MCP): a person's access tokens for /mcp/.
+A new token is shown once, in the answer to the POST that made it."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from apps.core.errors import JarvisError
+from apps.mcp.http import MCP_PATH
+from apps.mcp.tokens import token_create, token_for, token_revoke, tokens_of
+
+
+def _page(request: HttpRequest, *, new_token: str = "", status: int = 200) -> HttpResponse:
+    context = {
+        "tokens": tokens_of(request.user),
+        "new_token": new_token,
+        "endpoint": request.build_absolute_uri(MCP_PATH),
+        "username": request.user.username,
+    }
+    return render(request, "mcp/settings.html", context, status=status)
+
+
+@login_required
+@require_GET
+def settings_page(request: HttpRequest) -> HttpResponse:
+    return _page(request)
+
+
+@never_cache
+@login_required
+@require_POST
+def create(request: HttpRequest) -> HttpResponse:
+    try:
+        _, plain = token_create(owner=request.user, name=request.POST.get("name", ""))
+    except JarvisError as exc:
+        messages.error(request, str(exc))
+        return redirect("mcp:settings")
+    return _page(request, new_token=plain)  # shown once: never stored, never redirected
+
+
+@login_required
+@require_POST
+def revoke(request: HttpRequest, pk: int) -> HttpResponse:
+    token = token_for(request.user, pk)
+    token_revoke(token=token)
+    messages.success(request, f"Revoked “{token.name}”: apps using it are refused from now on.")
+    return redirect("mcp:settings")

@@ -64,6 +64,7 @@ _CHUNK_FIELDS = (
     "annotation",
     "section_date",
     "is_latest",
+    "private",  # a section its note marks private (Chunk.owner_only)
 )
 _DOCUMENT_FIELDS = (
     "id",

@@ -23,8 +23,9 @@ from apps.library.models import Chunk, Document, Source
 
 def shared_sources_q(user) -> Q:
     """Sources shared with `user` by someone else."""
-    group_ids = list(user.groups.values_list("id", flat=True))
-    household = user.groups.filter(name=HOUSEHOLD_GROUP).exists()
+    groups = list(user.groups.values_list("id", "name"))  # one query: every search asks
+    group_ids = [group_id for group_id, _ in groups]
+    household = any(name == HOUSEHOLD_GROUP for _, name in groups)
     shared = Q(sharing=Source.Sharing.GROUPS, shared_groups__in=group_ids)
     if household:
         shared |= Q(sharing=Source.Sharing.HOUSEHOLD)

@@ -27,6 +27,17 @@ def test_the_default_model_loads_offline_and_embeds(monkeypatch):
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
 
 
+def test_a_question_embeds_like_the_same_text_as_a_passage():
+    """Questions go through their own one-thread session: it must be the same
+    model, or a question would no longer find a passage that says it word for word."""
+    embedder = get_embedder("all-MiniLM-L6-v2-onnx-int8")
+    text = "when is the boiler service due"
+    (passage,) = embedder.embed_passages([text])
+    query = embedder.embed_query(text)
+    assert float(query @ passage) > 0.9999
+    assert float(query @ embedder.embed_query("tax form for the car")) < 0.9
+
+
 def test_the_model_is_recorded(db):
     state = index_state()
     assert (state.model_name, state.dimension) == ("all-MiniLM-L6-v2-onnx-int8", 384)

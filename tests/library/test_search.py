@@ -86,3 +86,38 @@ def test_an_empty_query_returns_nothing(owner, library):
 
 def test_limit_is_respected(owner, library):
     assert len(search(user=owner, query="applied backend role fridge", limit=2).results) == 2
+
+
+def test_a_search_loads_its_passages_in_the_same_few_queries_however_many_it_returns(
+    owner, vault, make_source, embedder
+):
+    """Passages are loaded with only the fields a search reads: one a result
+    needed but was not loaded would cost a query per passage (slow at scale)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for n in range(12):
+        vault.write(
+            f"home/boiler-{n:02d}.md",
+            f"---\ndate: 2026-0{1 + n % 9}-1{n % 10}\nstatus: done\n---\n# Boiler visit {n}\n\n"
+            f"The engineer serviced the boiler and checked the pressure, visit {n}.\n",
+        )
+    source_sync(source=make_source(owner, vault), embedder=embedder)
+    search(user=owner, query="boiler pressure service", limit=10)  # warm per-process caches
+    counts = {}
+    for limit in (2, 10):
+        with CaptureQueriesContext(connection) as queries:
+            found = search(user=owner, query="boiler pressure service", limit=limit).results
+        assert len(found) == limit
+        assert all(r.date and r.source and r.text for r in found)
+        counts[limit] = len(queries.captured_queries)
+    assert counts[10] == counts[2]
+
+
+@pytest.mark.parametrize("mode", ["lookup", "present", "history"])
+def test_a_search_embeds_the_question_once(owner, library, embedder, mode):
+    """The keyword, semantic, record and version steps share one query vector
+    (the model is the slowest step a search can repeat)."""
+    found = search(user=owner, query="applied for the backend role", mode=mode, embedder=embedder)
+    assert found.results
+    assert embedder.queries == 1

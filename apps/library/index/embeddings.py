@@ -53,6 +53,12 @@ DIRECTORY_FILES = ("model.onnx", *TOKENIZER_FILES, "tokenizer_config.json")
 # all-MiniLM-L6-v2 was trained on 256 tokens (sentence-transformers' max_seq_length);
 # its tokenizer config says 512, which costs time and memory for no better vectors.
 MAX_TOKENS = 256
+# A question is a few dozen tokens: onnxruntime's second thread saves almost
+# no wall time on it, but spins while it waits and so doubles the CPU a query
+# embedding costs (9 → 19 ms, bench/search_latency.py) and competes with the
+# KNN scan that follows. Queries get their own one-thread session (one more
+# copy of the model in memory: 23 MB for the int8 default).
+QUERY_THREADS = 1
 
 
 class Embedder(Protocol):
@@ -185,9 +191,13 @@ def _packaged_model_dir() -> Path:
     return target
 
 
+_register_lock = threading.Lock()
+
+
 class FastEmbedEmbedder:
     """A fastembed (ONNX) model: the packaged default, or a model directory.
-    Thread-safe: one ONNX session, calls serialised."""
+    Thread-safe: one ONNX session for passages and one for queries, calls to
+    each serialised."""
 
     def __init__(self, spec: ModelSpec, threads: int) -> None:
         self.name = spec.name
@@ -195,19 +205,31 @@ class FastEmbedEmbedder:
         self._spec = spec
         self._threads = threads
         self._model = None
+        self._query_model = None
         self._lock = threading.Lock()
+        self._query_lock = threading.Lock()
 
     def _load(self):
         if self._model is None:
-            # Imported on first use: fastembed pulls in onnxruntime (about a
-            # second and 100 MB), which only a process that embeds should pay.
-            from fastembed import TextEmbedding
-            from fastembed.common.model_description import ModelSource, PoolingType
+            self._model = self._session(self._threads)
+        return self._model
 
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub
-            model_dir = self._spec.directory or str(_packaged_model_dir())
-            # fastembed keys custom models by name: one per directory.
-            key = f"jarvis/{abs(hash((self.name, model_dir))) % 10**12}"
+    def _load_for_queries(self):
+        if self._query_model is None:
+            self._query_model = self._session(QUERY_THREADS)
+        return self._query_model
+
+    def _session(self, threads: int):
+        # Imported on first use: fastembed pulls in onnxruntime (about a
+        # second and 100 MB), which only a process that embeds should pay.
+        from fastembed import TextEmbedding
+        from fastembed.common.model_description import ModelSource, PoolingType
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub
+        model_dir = self._spec.directory or str(_packaged_model_dir())
+        # fastembed keys custom models by name: one per directory.
+        key = f"jarvis/{abs(hash((self.name, model_dir))) % 10**12}"
+        with _register_lock:  # the query and passage sessions may load at once
             known = {m["model"] for m in TextEmbedding.list_supported_models()}
             if key not in known:
                 TextEmbedding.add_custom_model(
@@ -218,11 +240,9 @@ class FastEmbedEmbedder:
                     dim=self.dimension,
                     model_file="model.onnx",
                 )
-            self._model = TextEmbedding(
-                model_name=key, specific_model_path=model_dir, threads=self._threads
-            )
-            logger.info("loaded embedding model %s", self.name)
-        return self._model
+        model = TextEmbedding(model_name=key, specific_model_path=model_dir, threads=threads)
+        logger.info("loaded embedding model %s (%d threads)", self.name, threads)
+        return model
 
     def embed_passages(self, texts: list[str], batch_size: int = 8) -> np.ndarray:
         if not texts:
@@ -239,8 +259,10 @@ class FastEmbedEmbedder:
         return result
 
     def embed_query(self, text: str) -> np.ndarray:
-        with self._lock:
-            model = self._load()
+        # Its own single-threaded session (QUERY_THREADS): a search does not
+        # wait behind a sync's batch, and one question is too short to share.
+        with self._query_lock:
+            model = self._load_for_queries()
             (vector,) = list(model.query_embed(text[:QUERY_MAX_CHARS]))
         return np.asarray(vector, dtype=np.float32)
 

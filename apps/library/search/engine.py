@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from django.contrib.auth.models import User
 
@@ -47,6 +48,9 @@ from apps.library.selectors import visible_pools
 
 _DEFAULT = object()
 
+# Embeds questions beside the keyword leg; the embedder serialises its own calls.
+_embed_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="jarvis-query-embed")
+
 
 def search(
     *,
@@ -68,9 +72,15 @@ def search(
     pools = visible_pools(user, cloud_only=cloud_only, source_ids=filters.source_ids)
     if not pools or not query.strip():
         return Response(query=query, mode=resolved, results=[])
-    vector = (embedder or embedder_for_index(state)).embed_query(query)
+    # The question is embedded on another thread while this one runs the
+    # keyword leg: ONNX and SQLite both release the GIL, so on two cores the
+    # two overlap (the embedder needs no database connection, so this holds
+    # inside a transaction too).
+    embedding = _embed_pool.submit((embedder or embedder_for_index(state)).embed_query, query)
+    keyword = keyword_leg(query, pools, filters, False)
+    vector = embedding.result()
     rankings = {
-        "keyword": keyword_leg(query, pools, filters, False),
+        "keyword": keyword,
         "semantic": vector_leg(vector, pools, filters, False, state),
     }
     if not filters.narrows_beyond_sources:

@@ -166,6 +166,38 @@ def _indexed_chunks() -> int:
     return count
 
 
+TERM_COUNT_TTL = 60.0  # seconds a word's chunk count is reused (like the chunk count)
+
+
+TERM_COUNT_ENTRIES = 20_000  # words remembered before the cache starts afresh
+
+
+_term_counts: dict[tuple[str, int], tuple[float, int]] = {}
+
+
+def _term_chunks(term: str, cap: int) -> int:
+    """How many chunks hold `term`, counted up to cap + 1. Questions repeat
+    their words and counting a word costs a walk over its chunks, so a count
+    is reused for a minute: a count a minute old only decides whether a
+    word is common, which a minute of syncing does not change."""
+    now = time.monotonic()
+    key = (term, cap)
+    cached = _term_counts.get(key)
+    if cached is not None and now - cached[0] <= TERM_COUNT_TTL:
+        return cached[1]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s "
+            f"LIMIT {cap + 1})",
+            [f'"{term}"'],
+        )
+        count = cursor.fetchone()[0]
+    if len(_term_counts) >= TERM_COUNT_ENTRIES:
+        _term_counts.clear()
+    _term_counts[key] = (now, count)
+    return count
+
+
 def prune_common_terms(terms: list[str]) -> list[str]:
     """Leave out words that occur in a large share of all chunks. bm25 gives them
     almost no weight anyway, but an OR over them matches (and scores) a third
@@ -174,15 +206,7 @@ def prune_common_terms(terms: list[str]) -> list[str]:
     cap = max(COMMON_TERM_FLOOR, int(_indexed_chunks() * COMMON_TERM_SHARE))
     if len(terms) <= 1 or _indexed_chunks() <= cap:
         return terms
-    frequency = {}
-    with connection.cursor() as cursor:
-        for term in terms:
-            cursor.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s "
-                f"LIMIT {cap + 1})",
-                [f'"{term}"'],
-            )
-            frequency[term] = cursor.fetchone()[0]
+    frequency = {term: _term_chunks(term, cap) for term in terms}
     kept = [t for t in terms if frequency[t] <= cap]
     return kept or [min(terms, key=lambda t: frequency[t])]
 

@@ -62,17 +62,47 @@ class Response:
     rerank_ms: float = 0.0  # of elapsed_ms, the reranker's share (0 when none ran)
 
 
-# Document fields a search never reads (JSON parsing them costs on every search).
-_UNUSED = ("warnings", "extra", "edited", "error", "original", "doi", "url", "authors")
+# The fields a search reads (results, versions, fusion): only these are loaded.
+# Django builds a model instance field by field, and a Document has many a
+# search never reads (JSON fields among them); loading just these halves the
+# cost of loading the candidates. A field missing here still works, but costs
+# one query per passage: add it here when a search starts reading it.
+_CHUNK_FIELDS = (
+    "id",
+    "document_id",
+    "ordinal",
+    "section",
+    "text",
+    "page",
+    "annotation",
+    "section_date",
+    "is_latest",
+    "private",  # a section its note marks private (Chunk.owner_only)
+)
+_DOCUMENT_FIELDS = (
+    "id",
+    "source_id",
+    "title",
+    "path",
+    "kind",
+    "family",
+    "family_position",
+    "is_latest",
+    "in_private_dir",
+    "effective_date",
+    "date_source",
+)
+_SOURCE_FIELDS = ("id", "name", "sharing", "cloud")
+_LOADED = (
+    *_CHUNK_FIELDS,
+    *(f"document__{name}" for name in _DOCUMENT_FIELDS),
+    *(f"document__source__{name}" for name in _SOURCE_FIELDS),
+)
 
 
 def load_chunks(chunk_ids: list[int]) -> dict[int, Chunk]:
     chunks = (
-        Chunk.objects.filter(id__in=chunk_ids)
-        .select_related("document__source")
-        .defer(*(f"document__{name}" for name in _UNUSED))
-        .defer("document__source__private_dirs", "document__source__unversioned_dirs")
-        .defer("document__source__skip_dirs")
+        Chunk.objects.filter(id__in=chunk_ids).select_related("document__source").only(*_LOADED)
     )
     return {c.id: c for c in chunks}
 

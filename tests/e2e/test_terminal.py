@@ -86,7 +86,10 @@ def wait_for_screen(page, text: str, timeout: int = 15_000) -> None:
 
 
 def run_in_terminal(page, command: str) -> None:
-    page.click("[data-testid=terminal-screen]")
+    # Focus xterm's input directly: at phone width under mobile emulation a
+    # click's scroll-into-view pans the visual viewport and the tap lands on
+    # the conversation above; the keystrokes are what these tests check.
+    page.focus("[data-testid=terminal-screen] .xterm-helper-textarea")
     page.keyboard.type(command)
     page.keyboard.press("Enter")
 

@@ -40,6 +40,14 @@ def _is_owner(request: HttpRequest, document: Document) -> bool:
     return document.source.owner_id == request.user.pk
 
 
+def _owned_document(request: HttpRequest, pk: int) -> Document:
+    """A document the person owns; anyone else's, readable or not, is a 404."""
+    document = get_document_for(request.user, pk)
+    if not _is_owner(request, document):
+        raise Http404
+    return document
+
+
 @login_required
 @require_GET
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
@@ -242,9 +250,7 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def remove(request: HttpRequest, pk: int) -> HttpResponse:
-    document = get_document_for(request.user, pk)
-    if not _is_owner(request, document):
-        raise Http404
+    document = _owned_document(request, pk)
     if request.method == "GET":
         return render(request, "library/remove.html", {"document": document})
     title = document.title
@@ -267,33 +273,36 @@ def _status_answer(request: HttpRequest, document: Document, message: str) -> Ht
     return redirect("library:document", pk=document.pk)
 
 
+def _refused_answer(
+    request: HttpRequest, document: Document, exc: Refused, *, in_place: bool
+) -> HttpResponse:
+    """Why a cancel or retry could not be done: in place of the status when
+    `in_place` and htmx asked, else as a message on the document page."""
+    if in_place and request.htmx:
+        return _status_answer(request, document, str(exc))
+    messages.error(request, str(exc))
+    return redirect("library:document", pk=document.pk)
+
+
 @login_required
 @require_POST
 def cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    document = get_document_for(request.user, pk)
-    if not _is_owner(request, document):
-        raise Http404
+    document = _owned_document(request, pk)
     try:
         document_cancel(user=request.user, document=document)
     except Refused as exc:
-        if request.htmx:
-            return _status_answer(request, document, str(exc))
-        messages.error(request, str(exc))
-        return redirect("library:document", pk=pk)
+        return _refused_answer(request, document, exc, in_place=True)
     return _status_answer(request, document, "Cancelled: nothing of it was indexed.")
 
 
 @login_required
 @require_POST
 def retry(request: HttpRequest, pk: int) -> HttpResponse:
-    document = get_document_for(request.user, pk)
-    if not _is_owner(request, document):
-        raise Http404
+    document = _owned_document(request, pk)
     try:
         document_prepare_retry(user=request.user, document=document)
     except Refused as exc:
-        messages.error(request, str(exc))
-        return redirect("library:document", pk=pk)
+        return _refused_answer(request, document, exc, in_place=False)
     enqueue_ingest(document, user_id=request.user.pk)
     return _status_answer(request, document, "Queued again: the status below updates by itself.")
 
@@ -301,9 +310,7 @@ def retry(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
-    document = get_document_for(request.user, pk)
-    if not _is_owner(request, document):
-        raise Http404
+    document = _owned_document(request, pk)
     documents_mark_pending(documents=[document])
     enqueue_ingest(document, user_id=request.user.pk, full=True)
     if request.htmx:

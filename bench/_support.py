@@ -3,6 +3,9 @@ through its own `manage.py` commands, exactly as a person would."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import hashlib
 import json
 import os
 import subprocess
@@ -129,3 +132,31 @@ def bench_user_with_vault(folder: Path):
     user = user_create(username="bench", password="x" * 12, validate=False)
     source = source_register(actor=Operator(), owner=user, name="bench", path=str(folder))
     return user, source
+
+
+WEBSOCKET_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+async def websocket_open(
+    port: int, path: str, headers: dict[str, str], *, limit: int = 2**16
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A websocket client handshake by hand (the benches read frames themselves,
+    to time them without a client library's buffering)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=limit)
+    key = base64.b64encode(os.urandom(16)).decode()
+    lines = [
+        f"GET {path} HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        f"Sec-WebSocket-Key: {key}",
+        "Sec-WebSocket-Version: 13",
+        *(f"{name}: {value}" for name, value in headers.items()),
+    ]
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+    accept = base64.b64encode(hashlib.sha1((key + WEBSOCKET_GUID).encode()).digest()).decode()  # noqa: S324 (the protocol's)
+    if not head.startswith("HTTP/1.1 101") or accept not in head:
+        writer.close()
+        raise ConnectionError(f"websocket handshake refused: {head.splitlines()[0]}")
+    return reader, writer

@@ -75,8 +75,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
-import hashlib
 import html
 import multiprocessing
 import os
@@ -93,7 +91,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from _support import ROOT, django_in, percentile
+from _support import ROOT, django_in, percentile, websocket_open
 
 WARM_UP_CLIENT = 0  # client numbers of the measured clients start at 1
 WARM_UP_TOKENS = 20
@@ -163,30 +161,12 @@ class Socket:
     """Just enough websocket for a frame follower: it reads text messages,
     answers pings, and closes. Kept tiny so the load generator stays cheap."""
 
-    GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
 
     @classmethod
     async def open(cls, port: int, path: str, headers: dict[str, str]) -> Socket:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        key = base64.b64encode(os.urandom(16)).decode()
-        lines = [
-            f"GET {path} HTTP/1.1",
-            f"Host: 127.0.0.1:{port}",
-            "Upgrade: websocket",
-            "Connection: Upgrade",
-            f"Sec-WebSocket-Key: {key}",
-            "Sec-WebSocket-Version: 13",
-            *(f"{name}: {value}" for name, value in headers.items()),
-        ]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
-        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
-        accept = base64.b64encode(hashlib.sha1((key + cls.GUID).encode()).digest()).decode()  # noqa: S324 (the protocol's)
-        if not head.startswith("HTTP/1.1 101") or accept not in head:
-            writer.close()
-            raise ConnectionError(f"websocket handshake refused: {head.splitlines()[0]}")
+        reader, writer = await websocket_open(port, path, headers)
         return cls(reader, writer)
 
     async def receive(self) -> str | None:

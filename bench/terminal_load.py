@@ -43,9 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -58,7 +56,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _support import ROOT, django_in, percentile
+from _support import ROOT, django_in, percentile, websocket_open
 
 sys.path.insert(0, str(ROOT))
 
@@ -79,31 +77,13 @@ PRODUCER = (
 
 
 class Socket:
-    GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
         self.close_code: int | None = None
 
     @classmethod
     async def open(cls, port: int, path: str, headers: dict[str, str]) -> Socket:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=2**22)
-        key = base64.b64encode(os.urandom(16)).decode()
-        lines = [
-            f"GET {path} HTTP/1.1",
-            f"Host: 127.0.0.1:{port}",
-            "Upgrade: websocket",
-            "Connection: Upgrade",
-            f"Sec-WebSocket-Key: {key}",
-            "Sec-WebSocket-Version: 13",
-            *(f"{name}: {value}" for name, value in headers.items()),
-        ]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
-        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
-        accept = base64.b64encode(hashlib.sha1((key + cls.GUID).encode()).digest()).decode()  # noqa: S324 (the protocol's)
-        if not head.startswith("HTTP/1.1 101") or accept not in head:
-            writer.close()
-            raise ConnectionError(f"websocket handshake refused: {head.splitlines()[0]}")
+        reader, writer = await websocket_open(port, path, headers, limit=2**22)
         return cls(reader, writer)
 
     async def receive(self) -> bytes | str | None:

@@ -320,6 +320,9 @@ CHAT_REQUEST_TIMEOUT_SECONDS = env_int("JARVIS_CHAT_TIMEOUT_SECONDS", 120, minim
 # --- Agent chats: the terminal panel (apps/agents/terminal/)
 # A terminal nobody watches and nobody types into is closed after this long.
 TERMINAL_IDLE_SECONDS = env_int("JARVIS_TERMINAL_IDLE_SECONDS", 1800, minimum=10)
+# How often each open terminal is held against its owner's rights (apps/agents/access.py):
+# a permission or a share taken away ends the shell within this many seconds.
+TERMINAL_ACCESS_CHECK_SECONDS = env_int("JARVIS_TERMINAL_ACCESS_CHECK_SECONDS", 2, minimum=1)
 # Output kept per terminal for a reload, a second tab or a dropped viewer
 # (at most 512 KiB: a tab starts with all of it queued).
 TERMINAL_SCROLLBACK_BYTES = env_int("JARVIS_TERMINAL_SCROLLBACK_BYTES", 512 * 1024, minimum=4096)

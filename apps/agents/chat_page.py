@@ -22,6 +22,13 @@ MODE_HELP = {
     AgentSession.Mode.MANUAL: "Manual: every tool call waits for your approval.",
     AgentSession.Mode.AUTO: "Auto: everything runs without asking.",
 }
+# What the badge says: what the loop enforces, in a few words.
+MODE_WORDS = {
+    AgentSession.Mode.PLAN: "Plan · only reading",
+    AgentSession.Mode.ASK: "Ask · commands wait for you",
+    AgentSession.Mode.MANUAL: "Manual · every call waits for you",
+    AgentSession.Mode.AUTO: "Auto · approving everything",
+}
 
 
 def new_chat_context(user: User, chat: Chat | None) -> dict | None:
@@ -46,6 +53,11 @@ def agent_chat_context(user: User, chat: Chat | None) -> dict | None:
         "terminal": usable,
         "mode_form": ModeForm(initial={"mode": session.mode}),
         "mode_help": MODE_HELP[session.mode],
+        "mode_words": MODE_WORDS[session.mode],
+        "composer_placeholder": (
+            f"Tell the agent what to do on {profile.host if profile else 'its machine'} "
+            f"in {session.project_dir}… (Ctrl+Enter to send)"
+        ),
         "modes": [(mode, label, MODE_HELP[mode]) for mode, label in AgentSession.Mode.choices],
         "socket": f"/ws/terminal/{chat.pk}/",
     }

@@ -119,12 +119,31 @@ class AgentChatForm(forms.Form):
         widget=forms.RadioSelect,
     )
 
-    def __init__(self, *args, profiles, **kwargs) -> None:
+    model = forms.ChoiceField(
+        required=False,
+        label="Model",
+        help_text="Which language model plans and runs the work; you can change it later.",
+    )
+
+    def __init__(self, *args, profiles, models=(), default_label: str = "", **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["profile"].queryset = profiles
         self.fields["profile"].label_from_instance = lambda p: (
             f"{p.name} ({p.username}@{p.host}:{p.port})"
         )
+        only = list(profiles[:2])
+        if len(only) == 1:
+            # One machine to choose from: it is the choice.
+            self.fields["profile"].initial = only[0].pk
+            self.fields["profile"].empty_label = None
+        default = f"Default ({default_label})" if default_label else "Default"
+        self.fields["model"].choices = [
+            ("", default),
+            *(
+                (m.label, (m.display_name or m.label) + (" · cloud" if m.is_cloud else ""))
+                for m in models
+            ),
+        ]
 
 
 class ModeForm(forms.Form):

@@ -148,9 +148,6 @@ class AgentSession(models.Model):
     )
     project_dir = models.CharField(max_length=1024, validators=[validate_project_dir])
     mode = models.CharField(max_length=10, choices=Mode.choices, default=Mode.ASK)
-    # "Approve all for this chat": calls that would wait for approval run
-    # without asking from now on (Plan mode's refusals still hold).
-    approve_all = models.BooleanField(default=False)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -20,12 +20,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.agents import ssh
+from apps.agents.access import refusal_for_session
 from apps.agents.errors import SSHError
 from apps.agents.models import AgentSession, SSHProfile
 from apps.agents.selectors import may_use_agents, profile_named_for, profiles_of
-from apps.chats.models import Chat
-from apps.chats.selectors import busy_message
-from apps.core.errors import AlreadyExists, Conflict, Refused
+from apps.chats.models import Chat, Message
+from apps.chats.services import turn_start
+from apps.core.errors import AlreadyExists, Refused
 
 if TYPE_CHECKING:
     from apps.accounts.models import User
@@ -315,7 +316,9 @@ def agent_chat_create(
         project_dir = project_dir.rstrip("/") or "/"
     session = AgentSession(profile=profile, project_dir=project_dir, mode=mode)
     session.full_clean(exclude=["chat"])
-    title = " ".join(title.split())[:200] or f"{profile.name}: {project_dir}"[:200]
+    # No title yet unless one is given: the first request names the chat
+    # (chats.services.turn_start), as a normal chat's first message does.
+    title = " ".join(title.split())[:200]
     with transaction.atomic():
         chat = Chat.objects.create(
             owner=owner, kind=Chat.Kind.AGENT, title=title, model_label=model_label.strip()
@@ -349,26 +352,37 @@ def agent_chat_from_options(*, user: User, options: dict) -> Chat:
 
 
 def agent_mode_set(*, session: AgentSession, mode: str) -> AgentSession:
-    """Change the approval mode between turns. Conflict while a reply is being
-    written: the loop reads the mode once per reply, so a change then would
-    look applied and not be."""
-    chat = session.chat
-    _require_permission(chat.owner)
+    """Change the approval mode. It applies from the next round of tool calls,
+    also in a reply that is running now: the loop asks the policy, which reads
+    the mode fresh, before each round (and again before each call it runs), so
+    "Stop approving all" in the middle of an Auto reply stops the next command."""
+    _require_permission(session.chat.owner)
     if mode not in AgentSession.Mode.values:
         raise Refused(f"unknown approval mode {mode!r}: choose plan, ask, manual or auto")
-    if busy_message(chat) is not None:
-        raise Conflict("a reply is still being written: change the mode when it has finished")
+    return agent_mode_switch(session=session, mode=mode)
+
+
+def agent_mode_switch(*, session: AgentSession, mode: str) -> AgentSession:
+    """Write the mode (the caller has checked the permission and the value):
+    the header form through agent_mode_set, and "Approve all" on a card, which
+    is a switch to Auto."""
     session.mode = mode
     session.save(update_fields=["mode"])
-    logger.info("agent chat %s of %s is now in %s mode", chat.pk, chat.owner, mode)
+    logger.info("agent chat %s of %s is now in %s mode", session.chat_id, session.chat.owner, mode)
     return session
 
 
-def agent_approve_all_set(*, session: AgentSession, approve_all: bool) -> AgentSession:
-    """ "Approve all for this chat": from now on calls that would wait for the
-    person's approval run without asking (Plan mode still refuses what it refuses)."""
-    _require_permission(session.chat.owner)
-    session.approve_all = approve_all
-    session.save(update_fields=["approve_all"])
-    logger.info("agent chat %s: approve all %s", session.chat_id, "on" if approve_all else "off")
-    return session
+CARRY_OUT = "Carry out the plan you submitted, step by step."
+
+
+def agent_plan_carry_out(*, session: AgentSession) -> Message:
+    """ "Carry out" on a submitted plan: the chat leaves Plan mode for Ask (commands
+    and writes still wait for the person) and the request to carry it out is sent.
+    Refused while a reply runs or when the chat may not run things any more.
+    Returns the new reply's placeholder; the caller starts it."""
+    refusal = refusal_for_session(session)
+    if refusal:
+        raise Refused(refusal)
+    _, _, answer = turn_start(user=session.chat.owner, chat=session.chat, text=CARRY_OUT)
+    agent_mode_switch(session=session, mode=AgentSession.Mode.ASK)
+    return answer

@@ -13,12 +13,16 @@ import posixpath
 from asgiref.sync import async_to_sync
 
 from apps.agents import ssh
+from apps.agents.access import refusal_for_session
 from apps.agents.errors import CommandTimeout, SSHError
 from apps.agents.models import AgentSession
 from apps.agents.services import profile_target
 from apps.chats.tools import Tool, ToolError, TurnContext, register, tool_spec
 
 MAX_TIMEOUT = 600.0
+# A command longer than this is refused before any card shows it: nobody can
+# review it, and a real task that long belongs in a script (file_write, then run it).
+MAX_COMMAND_CHARS = 100_000
 PLAN_NOTE = "Plan recorded. The person will read it; nothing was run or changed."
 
 
@@ -48,9 +52,18 @@ def outside_project(session: AgentSession, path: str | None) -> bool:
 
 
 def _target(ctx: TurnContext) -> ssh.Target:
-    session = session_of(ctx)
-    if session is None or session.profile is None:
-        raise ToolError("this chat's SSH profile is gone: ask the person to start a new agent chat")
+    """Where this call connects, re-checked now (apps.agents.access): the
+    session and profile are read fresh, not from the turn's start, so a
+    permission or a share taken away since then stops the call here, before
+    anything is sent over SSH."""
+    session = (
+        AgentSession.objects.select_related("profile", "chat__owner")
+        .filter(chat_id=ctx.chat.pk)
+        .first()
+    )
+    refusal = refusal_for_session(session) if session is not None else "this chat is gone"
+    if refusal:
+        raise ToolError(refusal)
     return profile_target(session.profile)
 
 
@@ -97,6 +110,8 @@ def _command_text(result: ssh.CommandResult, *, note: str = "") -> str:
 def shell_run(ctx: TurnContext, args: dict) -> str:
     session = session_of(ctx)
     command = _text(args, "command")
+    if len(command) > MAX_COMMAND_CHARS:
+        raise ToolError(command_too_long(command))
     cwd = remote_path(session, args.get("cwd"))
     try:
         timeout = min(float(args.get("timeout") or ssh.COMMAND_TIMEOUT), MAX_TIMEOUT)
@@ -109,6 +124,13 @@ def shell_run(ctx: TurnContext, args: dict) -> str:
         return _command_text(await ssh.run_command(conn, command, cwd=cwd, timeout=timeout))
 
     return _remote(ctx, work)
+
+
+def command_too_long(command: str) -> str:
+    return (
+        f"the command is {len(command):,} characters; the limit is {MAX_COMMAND_CHARS:,}. "
+        "Write a script with file_write and run that instead."
+    )
 
 
 def file_read(ctx: TurnContext, args: dict) -> str:

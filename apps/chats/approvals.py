@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
@@ -40,12 +40,26 @@ class Decision:
     verdict: Verdict
     reason: str = ""  # why a call is refused, for the model
     note: str = ""  # what the person should notice on the card ("outside the project folder")
+    # What the card and the activity list show of the call (the policy's words:
+    # the tool, the whole command, the file and its change); {} shows the raw call.
+    details: dict = field(default_factory=dict)
+
+
+class UnknownCall(Refused):
+    """An answer names a call that does not wait on this card (another chat's,
+    or made up): for the person it does not exist."""
 
 
 class Policy(Protocol):
     mode: str  # shown on the chat and in `manage.py chat --json`
 
     def decide(self, name: str, arguments: dict) -> Decision: ...
+
+    def recheck(self, name: str, arguments: dict) -> str:
+        """Just before a call runs: why it must not run now ('' when it may)."""
+
+    def refusal(self) -> str:
+        """Why nothing may run in this chat now ('' when things may)."""
 
     def approve_all(self) -> None:
         """From now on, run every call of this chat without asking."""
@@ -65,6 +79,20 @@ def policy_for(chat: Chat) -> Policy | None:
         if policy is not None:
             return policy
     return None
+
+
+def policy_refusal(chat: Chat) -> str:
+    """Why a turn of `chat` must not start now ('' when it may, or when the
+    chat has no policy)."""
+    policy = policy_for(chat)
+    return policy.refusal() if policy is not None else ""
+
+
+def refusal_before_run(chat: Chat, call: ToolCall) -> str:
+    """Checked by the loop just before each call runs, whatever was decided
+    or approved before: why it must not run now, or ''."""
+    policy = policy_for(chat)
+    return policy.recheck(call.name, _arguments(call.arguments)) if policy is not None else ""
 
 
 def _arguments(text: str) -> dict:
@@ -93,6 +121,7 @@ def card_payload(calls, decisions: list[Decision], context: dict) -> dict:
                 "verdict": str(decision.verdict),
                 "reason": decision.reason,
                 "note": decision.note,
+                "details": decision.details,
             }
             for call, decision in zip(calls, decisions, strict=True)
         ],
@@ -135,7 +164,9 @@ def answered_round(card: PendingAction) -> tuple[list[ToolCall], list[Decision]]
         if verdict == Verdict.ASK:
             approved = card.payload["answers"].get(saved["id"], False)
             verdict = Verdict.RUN if approved else Verdict.DENIED
-        decisions.append(Decision(verdict, saved["reason"], saved["note"]))
+        decisions.append(
+            Decision(verdict, saved["reason"], saved["note"], saved.get("details") or {})
+        )
     return calls, decisions
 
 
@@ -157,17 +188,29 @@ def approvals_resolve(
     """The person's answer to an approval card: the calls in `approve` run (None:
     every call the card asks about), the others are denied. With
     `approve_all_for_chat` the chat's policy stops asking from now on. Returns
-    {call id: approved}. Refused unless the card is the person's and waiting."""
+    {call id: approved}. Refused unless the card is the person's and waiting,
+    and, when anything is approved, unless the chat may still run things (the
+    policy's refusal: an agent chat whose right was taken away); denying is
+    always possible. UnknownCall for a call id the card does not ask about."""
     message = action.message
     if message.chat.owner_id != user.pk:
         raise Refused("not your chat")
+    if (
+        action.kind == PendingAction.Kind.APPROVE_TOOLS
+        and action.status != PendingAction.Status.PENDING
+    ):
+        raise Refused("this card was already answered")
     if action.kind != PendingAction.Kind.APPROVE_TOOLS or message.status != Message.Status.WAITING:
         raise Refused("this card is not waiting for an answer")
     asked = [c["id"] for c in action.payload["calls"] if c["verdict"] == Verdict.ASK]
     wanted = set(asked) if approve is None else set(approve)
     unknown = wanted - set(asked)
     if unknown:
-        raise Refused(f"no call {', '.join(sorted(unknown))} waits on this card")
+        raise UnknownCall(f"no call {', '.join(sorted(unknown))} waits on this card")
+    if wanted or approve_all_for_chat:
+        refusal = policy_refusal(message.chat)
+        if refusal:
+            raise Refused(f"{refusal}. Deny the calls or stop the reply.")
     answers = {call_id: call_id in wanted for call_id in asked}
     with transaction.atomic():
         locked = PendingAction.objects.select_for_update().get(pk=action.pk)

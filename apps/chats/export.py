@@ -10,6 +10,8 @@ outside Jarvis).
 
 from __future__ import annotations
 
+import re
+
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -52,8 +54,51 @@ def chat_markdown(chat: Chat) -> str:
         head = "## Jarvis" + (f" ({message.model_label})" if message.model_label else "")
         body = reply_markdown(message.text, message.citations) or "*(no answer)*"
         notes = "\n".join(f"> {note}" for note in message.notes)
-        parts.append("\n\n".join(p for p in (head, body, notes) if p))
+        calls = activity_markdown(message.activity or [])
+        parts.append("\n\n".join(p for p in (head, calls, body, notes) if p))
     return "\n\n".join(parts) + "\n"
+
+
+STATES = {"ok": "done", "error": "failed", "refuse": "not run", "denied": "denied"}
+
+
+def activity_markdown(activity: list[dict]) -> str:
+    """What the reply did before answering: a line per tool, and an agent's
+    commands and file changes whole, each with its outcome and output."""
+    lines, blocks = [], []
+    for entry in activity:
+        state = STATES.get(entry.get("state", ""), entry.get("state", ""))
+        details = entry.get("details")
+        if not details:
+            lines.append(f"- Used `{entry.get('name', '')}` ({state})")
+            continue
+        what = details.get("label", entry.get("name", ""))
+        block = [
+            f"**{what}** — {state}" + (f", {entry['seconds']} s" if "seconds" in entry else "")
+        ]
+        if details.get("command"):
+            block.append(_fenced(details["command"]["text"], "sh"))
+            block.append(f"in `{details.get('cwd', '')}`")
+        if details.get("path"):
+            block.append(f"File: `{details['path']}`")
+        if details.get("plan"):
+            block.append(_fenced(details["plan"]["text"]))
+        if entry.get("state") == "refuse":
+            block.append(details.get("not_run") or entry.get("reason", ""))
+        elif entry.get("result"):
+            cut = entry.get("result_cut")
+            block.append("Output:\n\n" + _fenced(entry["result"]))
+            if cut:
+                block.append(f"({cut:,} more characters not kept)")
+        blocks.append("\n\n".join(b for b in block if b))
+    return "\n\n".join(p for p in ("\n".join(lines), *blocks) if p)
+
+
+def _fenced(text: str, lang: str = "") -> str:
+    """A fenced block that `text` cannot close early (a longer fence than any run inside)."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
 
 
 def export_filename(chat: Chat) -> str:

@@ -56,6 +56,17 @@ class Reply:
         )
 
     @property
+    def tool_activity(self) -> list:
+        """Calls listed in one line each (library tools and the like)."""
+        return [a for a in self.activity if not a.get("details")]
+
+    @property
+    def call_activity(self) -> list:
+        """Calls shown whole with what they did (a policy described them: an
+        agent's commands and file changes)."""
+        return [a for a in self.activity if a.get("details")]
+
+    @property
     def answer_html(self):
         return render_answer(self.text, self.citations)
 

@@ -4,10 +4,12 @@ the person) is written after the round."""
 
 from __future__ import annotations
 
+import time
+
 from asgiref.sync import sync_to_async
 
 from apps.chats import tools
-from apps.chats.approvals import DENIED, Decision, Verdict, card_payload
+from apps.chats.approvals import DENIED, Decision, Verdict, card_payload, refusal_before_run
 from apps.chats.live import Generation
 from apps.chats.models import Message, PendingAction
 from apps.chats.services import chat_mark_private
@@ -30,13 +32,25 @@ async def run_calls(
             "arguments": call.arguments[:500],
             "state": "running",
         }
+        if decision.details:
+            entry["details"] = decision.details
         generation.activity.append(entry)
         generation.touch("activity")
+        if decision.verdict == Verdict.RUN:
+            # Checked again now, whatever was decided or approved before: a
+            # right taken away while the call waited stops it here.
+            refusal = await sync_to_async(refusal_before_run, thread_sensitive=False)(
+                turn.chat, call
+            )
+            if refusal:
+                decision = Decision(Verdict.REFUSE, refusal, decision.note, decision.details)
+        started = time.monotonic()
         try:
             if decision.verdict == Verdict.RUN:
                 content, is_error = await sync_to_async(tools.run_tool, thread_sensitive=False)(
                     ctx, call.name, call.arguments
                 )
+                entry["seconds"] = round(time.monotonic() - started, 2)
             elif decision.verdict == Verdict.DENIED:
                 content, is_error = DENIED, True
             else:
@@ -54,7 +68,11 @@ async def run_calls(
             if decision.verdict in (Verdict.DENIED, Verdict.REFUSE)
             else ("error" if is_error else "ok")
         )
-        entry["result"] = content[:300]
+        entry["result"], entry["result_cut"] = _shown_result(
+            content, detailed=bool(decision.details)
+        )
+        if decision.verdict == Verdict.REFUSE:
+            entry["reason"] = decision.reason
         generation.touch("activity")
         results.append(
             {
@@ -67,6 +85,18 @@ async def run_calls(
         )
     await after_tools(generation, turn, ctx)
     return results
+
+
+# What the activity list keeps of a result: a library search's passages are
+# the model's business (a line is enough); a command's output or a file's
+# listing is what the person approved and wants to read, so far more of it.
+RESULT_CHARS, DETAILED_RESULT_CHARS = 300, 16_000
+
+
+def _shown_result(content: str, *, detailed: bool) -> tuple[str, int]:
+    """The result as kept with the message, and how many characters were cut."""
+    limit = DETAILED_RESULT_CHARS if detailed else RESULT_CHARS
+    return content[:limit], max(0, len(content) - limit)
 
 
 async def wait_for_approval(

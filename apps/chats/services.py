@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from apps.accounts.memories import memory_add
 from apps.accounts.models import User
-from apps.chats import history, tree
+from apps.chats import approvals, history, tree
 from apps.chats.attachments import ATTACHED_IMAGE, attachments_of, mentions_and_blocks
 from apps.chats.models import Chat, Message, PendingAction
 from apps.chats.selectors import busy_message
@@ -76,6 +76,10 @@ def turn_start(
             chat = Chat.objects.create(owner=user, title=_title_from(text), model_label=model_label)
         else:
             _lock(chat)
+            if not chat.title:
+                # A chat made before its first message (an agent chat) is named by it.
+                chat.title = _title_from(text)
+                chat.save(update_fields=["title"])
         parent = _current_leaf(chat)
         if after is not None and after != parent and _is_reply_of(chat, after):
             parent = after
@@ -92,6 +96,11 @@ def _lock(chat: Chat) -> None:
     may have moved it since `chat` was loaded)."""
     if busy_message(chat) is not None:
         raise Conflict(BUSY)
+    # An agent chat whose owner lost the right to run things starts no turn
+    # (nor a regenerated or edited one).
+    refusal = approvals.policy_refusal(chat)
+    if refusal:
+        raise Refused(refusal)
     chat.refresh_from_db(fields=["leaf", "summary", "summary_upto"])
 
 

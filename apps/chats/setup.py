@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from apps.accounts.memories import memories_for_prompt
 from apps.chats import tree
+from apps.chats.approvals import policy_refusal
 from apps.chats.attachments import expand_images, without_images
 from apps.chats.kinds import prompt_parts
 from apps.chats.models import Chat, Message
@@ -145,6 +146,11 @@ def load(answer_id: int) -> TurnSetup:
         user=user, chat=chat, question=question, answer=answer, model=None, config=None,
         cloud=False, system=system_prompt(user, chat),
     )  # fmt: skip
+    # Every turn start, also a resumed or regenerated one, re-checks the
+    # chat's policy (an agent chat whose right to run things was taken away).
+    setup.refusal = policy_refusal(chat)
+    if setup.refusal:
+        return setup
     try:
         model = chosen_model(user, chat)
     except JarvisError as exc:

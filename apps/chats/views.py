@@ -239,14 +239,25 @@ async def approval(request: HttpRequest, pk: int) -> HttpResponse:
             approve=set() if decision == "deny" else chosen,
             approve_all_for_chat=decision == "approve_chat",
         )
+    except approvals.UnknownCall:
+        raise Http404 from None
     except JarvisError as exc:
-        return HttpResponse(_error(str(exc)), status=409)
+        # The card again, saying why (a second click, a right taken away).
+        await sync_to_async(card.refresh_from_db)()
+        html = await sync_to_async(render_to_string)(
+            "chats/_action.html", {"action": card, "error": str(exc)}, request=request
+        )
+        return HttpResponse(html, status=409)
     await reply_resume(card.message_id)
     await sync_to_async(card.refresh_from_db)()
     html = await sync_to_async(render_to_string)(
         "chats/_action.html", {"action": card}, request=request
     )
-    return HttpResponse(html)
+    response = HttpResponse(html)
+    if decision == "approve_chat":
+        # The chat is in Auto mode now: the header must say so at once.
+        response["HX-Refresh"] = "true"
+    return response
 
 
 def _conversation(request: HttpRequest, user, chat: Chat) -> HttpResponse:

@@ -40,6 +40,12 @@
       event.detail.isError = false;
       event.detail.target = document.getElementById("composer-error");
     }
+    // A refused answer to an approval card comes back as the card, saying why.
+    var card = elt.closest && elt.closest("form.approval");
+    if (card && status === 409) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
   });
   document.addEventListener("htmx:afterRequest", function (event) {
     var form = composer();
@@ -50,6 +56,17 @@
       if (attached) attached.innerHTML = "";
       document.getElementById("composer-error").innerHTML = "";
     }
+  });
+
+  // "Revise" on a plan: the message box starts the request, the person finishes it.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("[data-fill-composer]");
+    if (!button) return;
+    var box = document.getElementById("composer-text");
+    if (!box) return;
+    box.value = button.getAttribute("data-fill-composer") + box.value;
+    box.focus();
+    box.setSelectionRange(box.value.length, box.value.length);
   });
 
   document.addEventListener("submit", function (event) {

@@ -1,5 +1,5 @@
 """Agent chats as records: a chat kind fixed at creation, the machine and
-directory it works in, and an approval mode that changes only between turns."""
+directory it works in, and an approval mode that applies from the next round."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ from django.http import Http404
 
 from apps.agents import services
 from apps.agents.models import AgentSession
+from apps.agents.policy import policy_for_chat
 from apps.agents.selectors import agent_session_for, get_agent_session_for
-from apps.chats.models import Chat, Message
+from apps.chats.approvals import Verdict
+from apps.chats.models import Chat
 from apps.chats.services import chat_delete, turn_start
-from apps.core.errors import Conflict, Refused
+from apps.core.errors import Refused
 
 
 def profile_of(person, name="box"):
@@ -33,13 +35,13 @@ def test_an_agent_chat_is_created_with_its_machine_directory_and_mode(agent_owne
     )
     chat = Chat.objects.get(pk=chat.pk)
     assert chat.kind == "agent" and chat.is_agent
-    assert chat.title == "box: /srv/project"
     session = chat.agent_session
     assert (session.profile, session.project_dir, session.mode) == (profile, "/srv/project", "plan")
-    assert session.approve_all is False
     # It exists before its first message (its terminal is useful at once),
-    # and a normal chat started the usual way stays normal.
-    assert chat.messages.count() == 0
+    # untitled until that message names it; a normal chat stays normal.
+    assert chat.messages.count() == 0 and chat.title == ""
+    turn_start(user=agent_owner, chat=chat, text="Find why the nightly backup fails")
+    assert Chat.objects.get(pk=chat.pk).title == "Find why the nightly backup fails"
     normal, _, _ = turn_start(user=agent_owner, chat=None, text="hello")
     assert normal.kind == "normal" and agent_session_for(agent_owner, normal) is None
 
@@ -85,30 +87,22 @@ def test_an_unknown_mode_is_refused(agent_owner):
         )
 
 
-def test_the_mode_changes_between_turns_but_not_during_one(agent_owner):
+def test_a_mode_change_applies_to_the_next_round_even_during_a_reply(agent_owner):
     chat = services.agent_chat_create(
         owner=agent_owner, profile=profile_of(agent_owner), project_dir="/srv"
     )
     session = chat.agent_session
     services.agent_mode_set(session=session, mode="auto")
-    assert AgentSession.objects.get(pk=chat.pk).mode == "auto"
+    run = ("shell_run", {"command": "make"})
+    assert policy_for_chat(chat).decide(*run).verdict == Verdict.RUN
 
-    _, _, answer = turn_start(user=agent_owner, chat=chat, text="build it")
-    with pytest.raises(Conflict, match="still being written"):
-        services.agent_mode_set(session=session, mode="manual")
-    assert AgentSession.objects.get(pk=chat.pk).mode == "auto"
-
-    Message.objects.filter(pk=answer.pk).update(status=Message.Status.DONE)
+    # A reply is running in Auto: switching back takes effect at its next round.
+    turn_start(user=agent_owner, chat=chat, text="build it")
     services.agent_mode_set(session=session, mode="manual")
     assert AgentSession.objects.get(pk=chat.pk).mode == "manual"
-
-
-def test_approve_all_is_a_flag_of_the_chat(agent_owner):
-    chat = services.agent_chat_create(
-        owner=agent_owner, profile=profile_of(agent_owner), project_dir="/srv"
-    )
-    services.agent_approve_all_set(session=chat.agent_session, approve_all=True)
-    assert AgentSession.objects.get(pk=chat.pk).approve_all is True
+    assert policy_for_chat(chat).decide(*run).verdict == Verdict.ASK
+    with pytest.raises(Refused, match="unknown approval mode"):
+        services.agent_mode_set(session=session, mode="yolo")
 
 
 def test_only_the_owner_finds_the_agent_chat(agent_owner, agent_member):

@@ -8,7 +8,7 @@ import pytest
 
 from apps.agents import services
 from apps.agents.models import AgentSession
-from apps.chats.models import Chat, Message
+from apps.chats.models import Chat
 from apps.chats.services import turn_start
 
 
@@ -86,8 +86,11 @@ def test_the_agent_chat_page_shows_the_mode_and_the_terminal(client, agent_owner
     client.force_login(agent_owner)
     response = client.get(f"/chat/{agent_chat.pk}/")
     page = response.content.decode()
-    assert 'data-testid="agent-mode"' in page and "Ask mode" in page
+    assert 'data-testid="agent-mode"' in page and "Ask · commands wait for you" in page
     assert "/srv/app" in page
+    assert (
+        f"Tell the agent what to do on {agent_chat.agent_session.profile.host} in /srv/app" in page
+    )
     assert f'data-socket="/ws/terminal/{agent_chat.pk}/"' in page
     assert "vendor/xterm/xterm.css" in page and "js/terminal.js" in page
     # xterm styles itself inline: this page, and only this kind of page, allows it.
@@ -120,20 +123,24 @@ def test_the_mode_switch_posts_and_changes_the_row(client, agent_owner, agent_ch
     response = client.post(f"/chat/agent/{agent_chat.pk}/mode/", {"mode": "manual"})
     assert response.status_code == 302
     assert AgentSession.objects.get(pk=agent_chat.pk).mode == "manual"
-    assert "Manual mode" in client.get(f"/chat/{agent_chat.pk}/").content.decode()
+    assert (
+        "Manual · every call waits for you"
+        in client.get(f"/chat/{agent_chat.pk}/").content.decode()
+    )
     client.post(f"/chat/agent/{agent_chat.pk}/mode/", {"mode": "yolo"})
     assert AgentSession.objects.get(pk=agent_chat.pk).mode == "manual"
 
 
-def test_the_mode_does_not_change_while_a_reply_is_written(client, agent_owner, agent_chat):
+def test_the_mode_can_change_while_a_reply_is_written(client, agent_owner, agent_chat):
+    """ "Stop approving all" in the middle of an Auto reply must work at once:
+    the loop reads the mode before each round."""
+    services.agent_mode_set(session=agent_chat.agent_session, mode="auto")
     turn_start(user=agent_owner, chat=agent_chat, text="build it")
     client.force_login(agent_owner)
-    response = client.post(f"/chat/agent/{agent_chat.pk}/mode/", {"mode": "auto"}, follow=True)
-    assert "still being written" in response.content.decode()
+    page = client.get(f"/chat/{agent_chat.pk}/").content.decode()
+    assert 'data-testid="stop-approving-all"' in page
+    client.post(f"/chat/agent/{agent_chat.pk}/mode/", {"mode": "ask"})
     assert AgentSession.objects.get(pk=agent_chat.pk).mode == "ask"
-    Message.objects.filter(chat=agent_chat, status="pending").update(status="done")
-    client.post(f"/chat/agent/{agent_chat.pk}/mode/", {"mode": "auto"})
-    assert AgentSession.objects.get(pk=agent_chat.pk).mode == "auto"
 
 
 def test_after_losing_the_permission_the_chat_stays_readable_without_a_terminal(

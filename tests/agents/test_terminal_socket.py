@@ -15,6 +15,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import Group
 
 from apps.agents import services
 from apps.agents.consumers import CLOSE_DROPPED, CLOSE_ENDED, CLOSE_FAILED
@@ -453,3 +454,59 @@ def test_deleting_the_chat_closes_its_terminal(agent_chat, agent_owner):
         assert closed["reason"] == "the chat was deleted"
 
     run(test)
+
+
+# --- a right taken away ends an open terminal (apps.agents.access)
+
+
+def _revoke_permission(user) -> None:
+    user.groups.clear()
+
+
+def _unshare(profile, admin) -> None:
+    services.profile_share(profile=profile, groups=[], actor=admin)
+
+
+@pytest.mark.parametrize("taken", ["permission", "share"])
+def test_an_open_terminal_ends_when_its_right_is_taken_away(
+    agent_owner, agent_member, admin, sshd, settings, taken
+):
+    """Commands typed into an already open terminal stop working within
+    seconds of the permission going, or of the profile being unshared."""
+    settings.TERMINAL_ACCESS_CHECK_SECONDS = 1
+    family = Group.objects.create(name="family")
+    agent_member.groups.add(family)
+    profile = pinned_profile(agent_owner, sshd)
+    services.profile_share(profile=profile, groups=[family], actor=admin)
+    member = type(agent_member).objects.get(pk=agent_member.pk)
+    chat = services.agent_chat_create(
+        owner=member, profile=profile, project_dir=str(sshd.workdir("proj"))
+    )
+    marker = sshd.workdir("proj") / f"typed-after-{taken}"
+
+    async def test():
+        tab, _ = await open_tab(member, chat.pk)
+        await tab.read_until(rb"\$ ")
+        if taken == "permission":
+            await database_sync_to_async(_revoke_permission)(member)
+        else:
+            await database_sync_to_async(_unshare)(profile, admin)
+        closed = await tab.message("closed", timeout=10)
+        expected = {
+            "permission": "permission to use agent chats",
+            "share": "access to the profile 'box'",
+        }[taken]
+        assert expected in closed["reason"] and "shell was ended" in closed["reason"]
+        assert await tab.closed() == CLOSE_ENDED
+        await tab.type(f"touch {marker}\r")  # typed after: reaches nothing
+        await asyncio.sleep(0.5)
+        assert chat.pk not in TERMINALS.sessions
+        again, code = await open_tab(member, chat.pk)
+        if again is not None:  # the profile case: the socket opens to say why
+            error = await again.message("error")
+            assert "no longer shared" in error["message"]
+        else:
+            assert code is not None
+
+    run(test)
+    assert not marker.exists()

@@ -187,7 +187,8 @@ async def _write(
             old = None  # a dangling link: create what it points to
     if old is not None and _kind(old) != "file":
         reason = "is_directory" if _kind(old) == "dir" else "not_a_file"
-        raise RemoteFileError(f"cannot write {path}: not a regular file", path=path, reason=reason)
+        said = "it is a directory" if reason == "is_directory" else "not a regular file"
+        raise RemoteFileError(f"cannot write {path}: {said}", path=path, reason=reason)
     perms = stat.S_IMODE(old.permissions) if old is not None and old.permissions else None
 
     backup = None

@@ -5,8 +5,11 @@ as a second tab, and closing the panel detaches, never closes (a build running
 behind a shut panel is what the lifetime is for). What ends one: the shell
 exiting, the idle reaper (nobody attached and nothing typed for
 TERMINAL_IDLE_SECONDS), deleting the chat, changing or deleting its SSH
-profile or forgetting its host key, or a restart. Unlike a chat reply nothing
-here ends by itself, so a reaper task sweeps.
+profile or forgetting its host key, its owner losing the right to use it (the
+access watch: every TERMINAL_ACCESS_CHECK_SECONDS each open terminal is held
+against apps.agents.access, so a permission or a share taken away, from admin,
+a command or another process, ends the shell within seconds), or a restart.
+Unlike a chat reply nothing here ends by itself, so a reaper task sweeps.
 
 One web process (the in-memory channel layer already requires it), so a dict
 is the registry. Django signals may fire in a worker thread (sync views run in
@@ -20,8 +23,10 @@ import contextlib
 import logging
 import time
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 
+from apps.agents.access import refusal_for_chat
 from apps.agents.terminal.session import TerminalSession, TerminalSpec
 
 logger = logging.getLogger(__name__)
@@ -32,6 +37,7 @@ class Terminals:
         self.sessions: dict[int, TerminalSession] = {}
         self._starting: dict[int, asyncio.Task] = {}
         self._reaper: asyncio.Task | None = None
+        self._watch: asyncio.Task | None = None
 
     async def session_for(
         self, spec: TerminalSpec, size: tuple[int, int] | None
@@ -62,6 +68,7 @@ class Terminals:
             await session.start(size, self._forget)
             self.sessions[spec.chat_id] = session
             self._ensure_reaper()
+            self._ensure_watch()
             return session
         finally:
             self._starting.pop(spec.chat_id, None)
@@ -97,6 +104,36 @@ class Terminals:
             await session.close(f"closed after {minutes:g} minutes with nobody watching")
         return [s.chat_id for s in reaped]
 
+    # --- the access watch
+
+    def _ensure_watch(self) -> None:
+        if self._watch is None or self._watch.done():
+            self._watch = asyncio.get_running_loop().create_task(
+                self._watch_access(), name="terminal-access-watch"
+            )
+
+    async def _watch_access(self) -> None:
+        while self.sessions:
+            await asyncio.sleep(settings.TERMINAL_ACCESS_CHECK_SECONDS)
+            try:
+                await self.check_access_once()
+            except Exception:  # the next sweep tries again; the log says why
+                logger.exception("the terminal access check failed")
+
+    async def check_access_once(self) -> list[int]:
+        """Close every terminal of this loop whose owner may no longer use it
+        (apps.agents.access); the panel shows the reason."""
+        loop = asyncio.get_running_loop()
+        closed = []
+        for session in list(self.sessions.values()):
+            if session.closed or session.loop is not loop:
+                continue
+            refusal = await sync_to_async(refusal_for_chat, thread_sensitive=False)(session.chat_id)
+            if refusal:
+                await session.close(f"{refusal[0].upper()}{refusal[1:]}: the shell was ended.")
+                closed.append(session.chat_id)
+        return closed
+
     # --- closing from elsewhere (signals, shutdown, tests)
 
     def close_where(
@@ -128,11 +165,13 @@ class Terminals:
             if session.loop is loop:
                 await session.close(reason)
             self.sessions.pop(session.chat_id, None)
-        if self._reaper is not None and self._reaper.get_loop() is loop:
-            self._reaper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reaper
-            self._reaper = None
+        for name in ("_reaper", "_watch"):
+            task = getattr(self, name)
+            if task is not None and task.get_loop() is loop:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                setattr(self, name, None)
 
 
 TERMINALS = Terminals()

@@ -11,6 +11,7 @@ from django.utils.dateformat import format as date_format
 from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from apps.core import escapes
 from apps.core.jobs import run_title
 from apps.core.markdown import render_markdown
 from apps.core.timeformat import WHEN_FORMAT
@@ -82,3 +83,9 @@ def duration(seconds) -> str:
         return f"{minutes} min {seconds} s" if seconds else f"{minutes} min"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
+@register.filter
+def controls_visible(text: str) -> str:
+    """Command output as shown: terminal escapes spelled out, never interpreted."""
+    return escapes.controls_visible(text)

@@ -12,9 +12,14 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from apps.core import bodies  # noqa: E402
 from apps.core.origins import SameOriginValidator  # noqa: E402
 from apps.mcp.http import with_mcp  # noqa: E402
 from jarvis_site.routing import websocket_urlpatterns  # noqa: E402
+
+# Every daphne start imports this module before it listens: bound request
+# bodies at the server, before Django (apps.core.bodies).
+bodies.install()
 
 application = ProtocolTypeRouter(
     {

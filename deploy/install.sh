@@ -33,9 +33,12 @@ while [ $# -gt 0 ]; do
 done
 
 render() {  # render TEMPLATE DEST
+  # nginx refuses a body above the upload limit plus 1 MB of form around it,
+  # the same bound daphne applies (apps/core/bodies.py); read after the env file.
+  local body_mb=$(( ${JARVIS_UPLOAD_MAX_MB:-50} + 1 ))
   sed -e "s#@PREFIX@#${PREFIX}#g" -e "s#@USER@#${RUN_USER}#g" -e "s#@DATA_DIR@#${DATA_DIR}#g" \
       -e "s#@ENV_FILE@#${ENV_FILE}#g" -e "s#@PORT@#${PORT}#g" -e "s#@SERVER_NAME@#${SERVER_NAME}#g" \
-      "$1" > "$2"
+      -e "s#@BODY_MB@#${body_mb}#g" "$1" > "$2"
   echo "wrote $2"
 }
 

@@ -15,6 +15,7 @@ VALUES = {
     "@ENV_FILE@": "/etc/jarvis/jarvis.env",
     "@PORT@": "8000",
     "@SERVER_NAME@": "jarvis.home.arpa",
+    "@BODY_MB@": "51",
 }
 
 
@@ -99,3 +100,18 @@ def test_the_installer_makes_the_data_dir_private_and_nginx_does_not_read_it():
     assert re.search(r'install -d .*-m 0700 "\$DATA_DIR"', installer)
     # Static files come through daphne: nginx (www-data) cannot read a 0700 data dir.
     assert "/var/lib/jarvis" not in render("nginx-jarvis.conf.in")
+
+
+def test_the_vhost_body_limit_follows_the_upload_limit(tmp_path):
+    # Render the vhost the way install.sh does, with JARVIS_UPLOAD_MAX_MB=20.
+    installer = (DEPLOY / "install.sh").read_text()
+    render_function = re.search(r"^render\(\) \{.*?^\}", installer, re.M | re.S).group(0)
+    script = (
+        f"{render_function}\n"
+        "PREFIX=/opt/jarvis RUN_USER=jarvis DATA_DIR=/var/lib/jarvis ENV_FILE=/etc/j PORT=8000\n"
+        "SERVER_NAME=jarvis.home.arpa JARVIS_UPLOAD_MAX_MB=20\n"
+        f'render "{DEPLOY / "nginx-jarvis.conf.in"}" "{tmp_path / "vhost"}"\n'
+    )
+    subprocess.run(["bash", "-c", script], check=True, capture_output=True)
+    vhost = (tmp_path / "vhost").read_text()
+    assert re.findall(r"client_max_body_size (\S+);", vhost) == ["21m"]

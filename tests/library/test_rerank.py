@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import pytest
 
+from apps.chats.models import Chat
+from apps.chats.tools.context import TurnContext
+from apps.chats.tools.library import search_notes
 from apps.instance.models import Connection
 from apps.instance.selectors import instance_settings
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Source
 from apps.library.search import search
 from apps.library.search.rerank import TOP, configured_reranker, forget_configured_reranker
+from apps.mcp.reads import notes_search
 from tests.fakes.rerank import FakeRerank
 from tests.library.crossencoder import make_cross_encoder
 
@@ -110,7 +114,11 @@ def test_a_cloud_reranker_only_receives_cloud_allowed_passages(
     local = make_source(owner, private, name="diary", cloud=Source.Cloud.LOCAL_ONLY)
     source_sync(source=local, embedder=embedder)
     use_endpoint(fake, location="cloud")
-    results = search(user=owner, query="trim the hedge birds", embedder=embedder).results
+    # A cloud model's turn that also looks over everything (as the chat's
+    # hold-back check does): the local-only passage stays out of the request.
+    results = search(
+        user=owner, query="trim the hedge birds", embedder=embedder, for_cloud_model=True
+    ).results
     assert any(r.path == "diary.md" for r in results)  # still found, in its fused place
     assert fake.sent_texts and not any("thought about the birds" in t for t in fake.sent_texts)
     assert all("rerank" not in r.legs for r in results if r.path == "diary.md")
@@ -133,3 +141,38 @@ def test_a_cross_encoder_in_a_directory_reranks_locally(owner, library, embedder
     assert plain[0].path != "garden/compost.md"  # only the cross-encoder puts it first
     assert results[0].path == "garden/compost.md"  # the one passage with "leaves"
     assert "rerank" in results[0].legs
+
+
+HEDGE = "when to mow the lawn hedge trim spring birds nested"
+
+
+def test_a_cloud_reranker_never_sees_a_search_not_made_for_a_cloud_model(
+    owner, library, embedder, fake, client
+):
+    use_endpoint(fake, location="cloud")
+    # The search function's own default, the library's search box, MCP, and a
+    # local model's chat tool: the question stays on the server.
+    results = search(user=owner, query=HEDGE, mode="lookup", embedder=embedder).results
+    assert results and all("rerank" not in r.legs for r in results)
+    client.force_login(owner)
+    assert client.get("/library/", {"q": HEDGE}).status_code == 200
+    assert notes_search(owner, HEDGE)["results"]
+    chat = Chat.objects.create(owner=owner, title="local")
+    local_turn = TurnContext(user=owner, chat=chat, cloud=False, notes_only=False)
+    assert "Trim the hedge" in search_notes(local_turn, {"query": HEDGE})
+    assert fake.requests == []
+
+
+def test_a_cloud_reranker_reorders_a_cloud_models_search(owner, library, embedder, fake):
+    use_endpoint(fake, location="cloud")
+    chat = Chat.objects.create(owner=owner, title="cloud")
+    cloud_turn = TurnContext(user=owner, chat=chat, cloud=True, notes_only=False)
+    search_notes(cloud_turn, {"query": HEDGE, "mode": "lookup"})
+    assert [r["json"]["query"] for r in fake.requests] == [HEDGE]
+
+
+def test_a_local_reranker_reorders_every_search(owner, library, embedder, fake, client):
+    use_endpoint(fake, location="local")
+    client.force_login(owner)
+    assert client.get("/library/", {"q": HEDGE}).status_code == 200
+    assert [r["json"]["query"] for r in fake.requests] == [HEDGE]

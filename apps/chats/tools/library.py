@@ -81,6 +81,7 @@ def search_notes(ctx: TurnContext, args: dict) -> str:
         cloud_only=ctx.cloud,
         filters=filters,
         latest_only=bool(args.get("latest_only")),
+        for_cloud_model=ctx.cloud,  # the question goes to that model anyway
     )
     if ctx.cloud:
         _hold_back(ctx, query, mode, filters)
@@ -104,8 +105,9 @@ def _hold_back(ctx: TurnContext, query: str, mode: str, filters) -> None:
     match is a passage the keyword leg found (or, when no word matched at all,
     one of the three nearest). If every match is local-only, nothing is sent
     (PrivacyStop); if some are, the reply carries the fixed caveat."""
+    # No reranker: only which passages match counts here, not their order.
     everything = search(
-        user=ctx.user, query=query, mode=mode, limit=SEARCH_LIMIT, filters=filters
+        user=ctx.user, query=query, mode=mode, limit=SEARCH_LIMIT, filters=filters, reranker=None
     ).results
     matches = [r for r in everything if "keyword" in r.legs] or everything[:3]
     held_back = [r for r in matches if r.cloud == "local-only"]

@@ -9,7 +9,10 @@
 3. Reciprocal rank fusion (k=60) of the rankings: rank, not score, because
    bm25 and cosine live on different scales.
 4. An optional reranker re-orders the top of the fused list (apps.library.
-   search.rerank); off unless an admin configures one.
+   search.rerank); off unless an admin configures one. A reranker on a cloud
+   connection is consulted only for a search made on behalf of a cloud model
+   (`for_cloud_model`): anywhere else the question itself must not leave the
+   server, so the fused order stands.
 5. Versions (apps.library.search.versions): in present and lookup mode a
    family's newest version this person may see joins and ranks above every
    older version of it; older versions sink (present) or go (`latest_only`).
@@ -63,6 +66,7 @@ def search(
     embedder: Embedder | None = None,
     latest_only: bool = False,
     reranker: Reranker | object | None = _DEFAULT,
+    for_cloud_model: bool = False,
 ) -> Response:
     started = time.perf_counter()
     resolved = timemode.resolve(mode, query)
@@ -87,6 +91,10 @@ def search(
         rankings["record"] = record_leg(query, vector, pools, state.generation)
     fused = fuse(rankings)
     reranker = configured_reranker() if reranker is _DEFAULT else reranker
+    if reranker is not None and getattr(reranker, "cloud", False) and not for_cloud_model:
+        # The query of a local-model chat, a private chat, the search box, the
+        # CLI or MCP would reach a cloud service for the sake of an ordering.
+        reranker = None
     rerank_ms = 0.0
     if reranker is not None and fused:
         rerank_started = time.perf_counter()

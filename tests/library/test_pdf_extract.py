@@ -180,8 +180,8 @@ def test_scanned_page_with_a_sticky_note_is_indexed_with_a_warning() -> None:
         "[NOTE p.1] paid in cash",
     ]
     assert (
-        "no text was recognised on any page (OCR languages: eng): only annotations were indexed"
-        in parsed.warnings
+        "scanned: no text was recognised on any page (OCR languages: eng): only annotations "
+        "were indexed" in parsed.warnings
     )
     assert parsed.ocr_pages == [1] and parsed.ocr_empty_pages == [1]
 
@@ -204,7 +204,7 @@ def test_scanned_pdf_with_ocr_turned_off_says_so() -> None:
     with pytest.raises(UnreadableDocument) as refused:
         extract_pdf(doc.tobytes(), filename="scan.pdf", options=ParseOptions(ocr_languages=""))
     assert str(refused.value) == (
-        "no text layer (scanned PDF?), and OCR is turned off for this collection"
+        "scanned: no text layer, and OCR is turned off for this collection"
     )
 
 

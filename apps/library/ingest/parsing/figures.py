@@ -33,6 +33,10 @@ _CAPTION_START = re.compile(
     re.IGNORECASE,
 )
 _TEXT_FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
+# What MuPDF raises on a broken object inside a document that opened: the
+# Python layer's RuntimeError/ValueError, and its own FzError* classes (a bad
+# content stream raises FzErrorFormat, which derives from Exception only).
+MUPDF_ERRORS = (RuntimeError, ValueError, pymupdf.mupdf.FzErrorBase)
 _SPACES = re.compile(r"\s+")
 
 
@@ -47,12 +51,12 @@ def pdf_figures(doc: pymupdf.Document, *, pages: list[int], with_images: bool) -
         try:
             page = doc.load_page(number - 1)
             placements = page.get_image_info(xrefs=True)
-        except (RuntimeError, ValueError):
+            blocks = _text_blocks(page) if placements else []
+        except MUPDF_ERRORS:
             continue  # a broken page is reported by the text extraction
         candidates = [p for p in placements if _is_figure(p, page.rect, seen)]
         if not candidates:
             continue
-        blocks = _text_blocks(page)
         for placement in candidates:
             seen.add(placement["xref"])
             figure = _figure(doc, placement, number, blocks, with_images)
@@ -115,7 +119,7 @@ def _figure(
     try:
         raw = doc.xref_stream_raw(xref) or b""
         image = _pixels(doc, xref) if with_images else b""
-    except (RuntimeError, ValueError, OSError):
+    except (*MUPDF_ERRORS, OSError):
         return None  # an image MuPDF cannot decode is no figure to describe
     digest = hashlib.sha256(raw or str(placement.get("digest")).encode()).hexdigest()
     return Figure(

@@ -28,7 +28,7 @@ from pathlib import PurePath
 import pymupdf
 from PIL import Image
 
-from .figures import pdf_figures
+from .figures import MUPDF_ERRORS, pdf_figures
 from .ocr import MAX_OCR_PIXELS, OcrUnavailable, check_languages, no_text_warning, recognise
 from .types import ChunkDraft, OcrNeeded, ParsedDocument, ParseOptions, UnreadableDocument
 
@@ -86,50 +86,85 @@ def extract_pdf(
     """
     options = options or ParseOptions()
     with _open(data) as doc:
-        pages = _extract_pages(doc, options)
-        warnings: list[str] = []
-        if doc.is_repaired:
-            warnings.append("the PDF was damaged and has been repaired; some text may be missing")
-        if pages.unreadable:
-            warnings.append(f"page(s) {pages.unreadable} could not be read")
-        warnings.extend(pages.ocr_warnings)
+        try:
+            return _extract(doc, filename, options)
+        except MUPDF_ERRORS as exc:
+            # A broken object outside any one page (the outline, metadata, an
+            # image's stream): a plain reason, not MuPDF's "code=7: …".
+            raise UnreadableDocument(
+                "not a readable PDF: the file is damaged (MuPDF could not read part of it)"
+            ) from exc
 
-        if not pages.body and not pages.annotations:
-            if pages.unreadable:
-                raise UnreadableDocument("not a readable PDF: no page could be read")
-            if doc.is_repaired:
-                raise UnreadableDocument("not a readable PDF: damaged or truncated file")
-            raise UnreadableDocument(_no_text_reason(pages, options))
-        if not pages.body:
-            warnings.append(_no_text_reason(pages, options) + ": only annotations were indexed")
 
-        metadata = doc.metadata or {}
-        metadata_texts = [metadata.get("subject") or "", metadata.get("keywords") or ""]
-        return ParsedDocument(
-            title=_title(metadata, doc, filename),
-            kind="pdf",
-            chunks=pages.annotations + pages.body,
-            authors=_authors(metadata.get("author") or ""),
-            doi=_find_doi([*metadata_texts, *pages.first_texts]),
-            warnings=warnings,
-            figures=pdf_figures(
-                doc,
-                pages=[n for n in pages.with_images if n not in set(pages.ocr_pages)],
-                with_images=options.figure_images,
-            ),
-            ocr_pages=pages.ocr_pages,
-            ocr_empty_pages=pages.ocr_empty,
+def _extract(doc: pymupdf.Document, filename: str, options: ParseOptions) -> ParsedDocument:
+    pages = _extract_pages(doc, options)
+    warnings: list[str] = []
+    if doc.is_repaired:
+        warnings.append("the PDF was damaged and has been repaired; some text may be missing")
+    if pages.unreadable:
+        warnings.append(f"{_page_list(pages.unreadable)} could not be read (skipped)")
+    warnings.extend(pages.ocr_warnings)
+
+    if not pages.body and not pages.annotations:
+        if pages.unreadable and len(pages.unreadable) == doc.page_count:
+            raise UnreadableDocument(
+                "not a readable PDF: no page could be read (the file is damaged)"
+            )
+        raise UnreadableDocument(_no_text_reason(pages, options, doc))
+    if not pages.body:
+        reason = _no_text_reason(pages, options, doc)
+        warnings.append(f"{reason}: only annotations were indexed")
+
+    metadata = doc.metadata or {}
+    metadata_texts = [metadata.get("subject") or "", metadata.get("keywords") or ""]
+    return ParsedDocument(
+        title=_title(metadata, doc, filename),
+        kind="pdf",
+        chunks=pages.annotations + pages.body,
+        authors=_authors(metadata.get("author") or ""),
+        doi=_find_doi([*metadata_texts, *pages.first_texts]),
+        warnings=warnings,
+        figures=pdf_figures(
+            doc,
+            pages=[n for n in pages.with_images if n not in set(pages.ocr_pages)],
+            with_images=options.figure_images,
+        ),
+        ocr_pages=pages.ocr_pages,
+        ocr_empty_pages=pages.ocr_empty,
+    )
+
+
+def _no_text_reason(pages: _Pages, options: ParseOptions, doc: pymupdf.Document) -> str:
+    """Why a PDF gave no body text, in the words that are true of it: pages
+    that draw nothing at all are not a scan, and a file MuPDF repaired that
+    then holds no text is said to be both."""
+    if not pages.scanned:
+        reason = "no text: the pages draw nothing (no text, images or drawings)"
+    elif not options.ocr_languages:
+        reason = "scanned: no text layer, and OCR is turned off for this collection"
+    elif pages.ocr_error:
+        reason = f"scanned: no text layer, and {pages.ocr_error}"
+    elif pages.ocr_pages and not pages.with_images:
+        reason = (
+            "no text: the pages hold only drawings, and no text was recognised in them "
+            f"(OCR languages: {options.ocr_languages})"
         )
+    elif pages.ocr_pages:
+        reason = (
+            f"scanned: no text was recognised on any page (OCR languages: {options.ocr_languages})"
+        )
+    else:  # every scanned page failed in OCR (a timeout); the warnings say which
+        reason = "scanned: no text layer, and OCR could not read the pages"
+    if pages.unreadable:
+        reason += f"; {_page_list(pages.unreadable)} could not be read"
+    if doc.is_repaired:
+        reason += " (the file was damaged and has been repaired)"
+    return reason
 
 
-def _no_text_reason(pages: _Pages, options: ParseOptions) -> str:
-    if pages.ocr_error:
-        return f"no text layer (scanned PDF?), and {pages.ocr_error}"
-    if pages.ocr_pages:
-        return f"no text was recognised on any page (OCR languages: {options.ocr_languages})"
-    if not options.ocr_languages:
-        return "no text layer (scanned PDF?), and OCR is turned off for this collection"
-    return "no text layer (scanned PDF?)"
+def _page_list(numbers: list[int]) -> str:
+    shown = ", ".join(str(n) for n in numbers[:20]) + ("…" if len(numbers) > 20 else "")
+    return f"page {shown}" if len(numbers) == 1 else f"pages {shown}"
 
 
 @dataclass
@@ -138,6 +173,7 @@ class _Pages:
     body: list[ChunkDraft] = field(default_factory=list)
     first_texts: list[str] = field(default_factory=list)  # where a DOI is looked for
     unreadable: list[int] = field(default_factory=list)
+    scanned: list[int] = field(default_factory=list)  # no text, but an image or drawing
     with_images: list[int] = field(default_factory=list)  # pages that show raster images
     ocr_pages: list[int] = field(default_factory=list)  # read by OCR
     ocr_empty: list[int] = field(default_factory=list)  # read by OCR, nothing found
@@ -148,7 +184,7 @@ class _Pages:
 def _extract_pages(doc: pymupdf.Document, options: ParseOptions) -> _Pages:
     pages = _Pages()
     texts: dict[int, str] = {}  # page number -> its text layer
-    scanned: list[int] = []  # pages with no text that show an image or drawing
+    scanned = pages.scanned
     for index in range(doc.page_count):
         number = index + 1
         try:
@@ -160,8 +196,9 @@ def _extract_pages(doc: pymupdf.Document, options: ParseOptions) -> _Pages:
                 pages.with_images.append(number)
             if not text and (has_images or bool(page.get_cdrawings())):
                 scanned.append(number)
-        except (RuntimeError, ValueError):
-            # One broken page object should not lose the rest of the document.
+        except MUPDF_ERRORS:
+            # One broken page object should not lose the rest of the document;
+            # the warnings name the page.
             pages.unreadable.append(number)
             continue
         pages.annotations.extend(annotations)
@@ -209,8 +246,12 @@ def _recognise_pages(
     with ThreadPoolExecutor(max_workers=OCR_WORKERS) as pool:
         for start in range(0, len(numbers), OCR_WORKERS):
             batch = numbers[start : start + OCR_WORKERS]
-            images = [_render_for_ocr(doc.load_page(number - 1)) for number in batch]
-            read = pool.map(lambda rendered: _read_or_error(*rendered, languages), images)
+            rendered = {number: _render_for_ocr(doc, number) for number in batch}
+            for number in [n for n in batch if rendered[n] is None]:
+                pages.unreadable.append(number)
+            batch = [number for number in batch if rendered[number] is not None]
+            images = [rendered[number] for number in batch]
+            read = pool.map(lambda image: _read_or_error(*image, languages), images)
             for number, (text, error) in zip(batch, read, strict=True):
                 if isinstance(error, OcrUnavailable):
                     pages.ocr_error = str(error)
@@ -234,12 +275,17 @@ def _read_or_error(
         return "", exc
 
 
-def _render_for_ocr(page: pymupdf.Page) -> tuple[Image.Image, int]:
+def _render_for_ocr(doc: pymupdf.Document, number: int) -> tuple[Image.Image, int] | None:
     """The page grey at OCR_DPI (less for a page so large that would exceed
-    MAX_OCR_PIXELS), and the resolution it was rendered at."""
-    inches = (page.rect.width / 72) * (page.rect.height / 72)
-    dpi = max(72, min(OCR_DPI, int((MAX_OCR_PIXELS / max(inches, 0.01)) ** 0.5)))
-    pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
+    MAX_OCR_PIXELS), and the resolution it was rendered at; None when MuPDF
+    cannot draw it (the page is then named as unreadable)."""
+    try:
+        page = doc.load_page(number - 1)
+        inches = (page.rect.width / 72) * (page.rect.height / 72)
+        dpi = max(72, min(OCR_DPI, int((MAX_OCR_PIXELS / max(inches, 0.01)) ** 0.5)))
+        pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
+    except MUPDF_ERRORS:
+        return None
     return Image.frombytes("L", (pixmap.width, pixmap.height), pixmap.samples), dpi
 
 
@@ -248,14 +294,19 @@ def _open(data: bytes) -> pymupdf.Document:
         raise UnreadableDocument("empty file")
     try:
         doc = pymupdf.open(stream=data, filetype="pdf")
-    except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:
+    except (pymupdf.FileDataError, *MUPDF_ERRORS) as exc:
         raise UnreadableDocument(f"not a readable PDF: {_open_failure(data, exc)}") from exc
     # An empty user password is tried automatically on open, so needs_pass is
     # only true when a real password is required.
-    if doc.needs_pass:
+    try:
+        encrypted, pages = doc.needs_pass, (0 if doc.needs_pass else doc.page_count)
+    except MUPDF_ERRORS as exc:  # the page tree cannot even be counted
+        doc.close()
+        raise UnreadableDocument("not a readable PDF: its list of pages is damaged") from exc
+    if encrypted:
         doc.close()
         raise UnreadableDocument("encrypted PDF (password required)")
-    if doc.page_count == 0:
+    if pages == 0:
         doc.close()
         raise UnreadableDocument("not a readable PDF: it has no pages")
     return doc
@@ -287,6 +338,8 @@ def _annotation_chunks(page: pymupdf.Page, number: int) -> list[ChunkDraft]:
     for annot in annots:
         annot_type = annot.type[0]
         comment = _clean(annot.info.get("content") or "")
+        if annot_type == pymupdf.PDF_ANNOT_FREE_TEXT and not comment:
+            comment = _appearance_text(annot)
         if annot_type in _NOTE_TYPES:
             if comment:
                 chunks.append(_annotation_chunk(f"[NOTE p.{number}] {comment}", number, "note"))
@@ -297,6 +350,16 @@ def _annotation_chunks(page: pymupdf.Page, number: int) -> list[ChunkDraft]:
         if chunk is not None:
             chunks.append(chunk)
     return chunks
+
+
+def _appearance_text(annot: pymupdf.Annot) -> str:
+    """The words a free-text box draws. Some writers give the box an
+    appearance stream but no /Contents; what it shows is still the note (and
+    its area is left out of the body text, so it would otherwise be lost)."""
+    try:
+        return _clean(annot.get_text("text"))
+    except MUPDF_ERRORS:
+        return ""
 
 
 def _markup_chunk(
@@ -467,7 +530,7 @@ def _largest_font_title(doc: pymupdf.Document) -> str:
         clip = pymupdf.Rect(page.rect)
         clip.y1 = clip.y0 + clip.height * _TITLE_REGION
         layout = page.get_text("dict", flags=_TEXT_FLAGS, clip=clip)
-    except (RuntimeError, ValueError):
+    except MUPDF_ERRORS:
         return ""
 
     lines: list[tuple[float, str]] = []

@@ -112,8 +112,16 @@ CASES = [
     (GIF, "anim.md", "named .md but the bytes are a GIF image"),
     (ZIP, "notes.zip", "looks like a ZIP archive"),
     (ZIP, "notes.epub", "named .epub but the bytes are a ZIP archive"),
-    (DOCX, "letter.docx", "named .docx but the bytes are an Office document of an unknown kind"),
-    (DOCX, "letter.pdf", "named .pdf but the bytes are an Office document of an unknown kind"),
+    (
+        DOCX,
+        "letter.docx",
+        "named .docx but the bytes are an Office document of an unknown kind (save it as .docx, .xlsx or .pptx)",
+    ),
+    (
+        DOCX,
+        "letter.pdf",
+        "named .pdf but the bytes are an Office document of an unknown kind (save it as .docx, .xlsx or .pptx)",
+    ),
     (REAL_DOCX, "letter.docx", "docx"),
     (REAL_DOCX, "letter.zip", "docx"),  # typed by what the package says, not its name
     (REAL_DOCX, "letter", "docx"),
@@ -128,7 +136,7 @@ CASES = [
     (ODT, "letter.odt", "odt"),
     (ODT, "letter.ods", "named .ods but the bytes are an OpenDocument text"),
     (ODS, "budget.ods", "ods"),
-    (ODP, "talk.odp", "looks like an OpenDocument file other than text or a spreadsheet"),
+    (ODP, "talk.odp", "looks like an OpenDocument presentation (save it as .pptx or PDF)"),
     (RTF, "letter.rtf", "rtf"),
     (RTF, "letter", "rtf"),
     (RTF, "letter.txt", "named .txt but the bytes are an RTF document"),
@@ -211,7 +219,10 @@ def test_office_package_with_a_bomb_for_content_types_is_refused_without_reading
             "word/document.xml": "<w:document/>",
         }
     )
-    with pytest.raises(UnsupportedFile, match=r"^looks like a damaged Office document$"):
+    with pytest.raises(
+        UnsupportedFile,
+        match=r"^looks like a damaged Office document: its list of parts is not readable",
+    ):
         sniff(bomb, "letter")
 
 

@@ -59,10 +59,14 @@ _EXTENSION_FAMILY = {
     ".tsv": "text",
     ".rtf": "rtf",
     ".docx": "docx",
+    ".dotx": "docx",  # a template reads as the document it starts
     ".pptx": "pptx",
     ".ppsx": "pptx",
+    ".potx": "pptx",
     ".xlsx": "xlsx",
     ".xlsm": "xlsx",
+    ".xltx": "xlsx",
+    ".xltm": "xlsx",
     ".odt": "odt",
     ".ods": "ods",
     ".png": "image",
@@ -73,6 +77,37 @@ _EXTENSION_FAMILY = {
     ".heif": "image",
     ".tif": "image",
     ".tiff": "image",
+}
+# Kinds Jarvis does not read, by the name's extension: what to save them as,
+# for a refusal whose bytes did not already say (docs/library.md promises it).
+_SAVE_AS = {
+    ".doc": ".docx",
+    ".dot": ".docx",
+    ".docm": ".docx",
+    ".dotm": ".docx",
+    ".wps": ".docx",
+    ".wpd": ".docx",
+    ".pages": "PDF or .docx",
+    ".xls": ".xlsx",
+    ".xlt": ".xlsx",
+    ".xlsb": ".xlsx",
+    ".numbers": ".xlsx",
+    ".ppt": ".pptx",
+    ".pps": ".pptx",
+    ".pot": ".pptx",
+    ".pptm": ".pptx",
+    ".ppsm": ".pptx",
+    ".potm": ".pptx",
+    ".key": "PDF or .pptx",
+    ".odp": ".pptx or PDF",
+    ".odg": "PDF",
+    ".vsd": "PDF",
+    ".vsdx": "PDF",
+    ".pub": "PDF",
+    ".msg": "PDF",
+    ".xps": "PDF",
+    ".oxps": "PDF",
+    ".djvu": "PDF",
 }
 _MARKDOWN_EXTENSIONS = (".md", ".markdown")
 _CSV_EXTENSIONS = (".csv", ".tsv")
@@ -160,20 +195,98 @@ _OPENDOCUMENT = {
 }
 _OOXML_MAIN = {
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml": "docx",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml": "docx",
     "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml": "pptx",
     "application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml": "pptx",
+    "application/vnd.openxmlformats-officedocument.presentationml.template.main+xml": "pptx",
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml": "xlsx",
-    "application/vnd.ms-excel.sheet.macroEnabled.main+xml": "xlsx",  # macros are never run
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.template.main+xml": "xlsx",
+    # Macros are never run, and openpyxl reads these workbooks' cells as any other.
+    "application/vnd.ms-excel.sheet.macroEnabled.main+xml": "xlsx",
+    "application/vnd.ms-excel.template.macroEnabled.main+xml": "xlsx",
 }
+# Packages refused, each saying what to save it as.
 _OOXML_REFUSED = {
     "application/vnd.ms-word.document.macroEnabled.main+xml":
         "a macro-enabled Word document (save it as .docx)",
+    "application/vnd.ms-word.template.macroEnabledTemplate.main+xml":
+        "a macro-enabled Word template (save it as .docx)",
     "application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml":
         "a macro-enabled presentation (save it as .pptx)",
+    "application/vnd.ms-powerpoint.slideshow.macroEnabled.main+xml":
+        "a macro-enabled slide show (save it as .pptx)",
+    "application/vnd.ms-powerpoint.template.macroEnabled.main+xml":
+        "a macro-enabled presentation template (save it as .pptx)",
+    "application/vnd.ms-powerpoint.addin.macroEnabled.main+xml":
+        "a PowerPoint add-in, not a presentation (save the presentation as .pptx)",
     "application/vnd.ms-excel.sheet.binary.macroEnabled.main":
         "an Excel binary workbook (save it as .xlsx)",
+    "application/vnd.ms-excel.addin.macroEnabled.main+xml":
+        "an Excel add-in, not a workbook (save the workbook as .xlsx)",
+    "application/vnd.ms-visio.drawing.main+xml": "a Visio drawing (save it as PDF)",
+    "application/vnd.ms-visio.drawing.macroEnabled.main+xml": "a Visio drawing (save it as PDF)",
+    "application/vnd.ms-visio.template.main+xml": "a Visio template (save it as PDF)",
+    "application/vnd.openxmlformats-officedocument.theme+xml":
+        "an Office theme (colours and fonts, no text; save the document itself as "
+        ".docx, .pptx or .xlsx)",
+    "application/vnd.ms-office.theme+xml":
+        "an Office theme (colours and fonts, no text; save the document itself as "
+        ".docx, .pptx or .xlsx)",
 }  # fmt: skip
-_CONTENT_TYPES_NS = "{http://schemas.openxmlformats.org/package/2006/content-types}"
+_OOXML_UNKNOWN = "an Office document of an unknown kind (save it as .docx, .xlsx or .pptx)"
+# Content types are named in the 2006 ECMA namespace, or in Microsoft's
+# pre-standard one (Office 2007 betas, some themes).
+_CONTENT_TYPES_NAMESPACES = (
+    "{http://schemas.openxmlformats.org/package/2006/content-types}",
+    "{http://schemas.microsoft.com/package/2005/06/content-types}",
+)
+_PACKAGE_RELS = "_rels/.rels"
+MAX_RELS_BYTES = 64 * 1024
+# The relationship naming the main part, Transitional or Strict.
+_OFFICE_DOCUMENT_REL = re.compile(
+    rb"""<Relationship\b[^>]*?Type=["'][^"']*/officeDocument["'][^>]*>""", re.S
+)
+_TARGET = re.compile(rb"""\bTarget=["']([^"']+)["']""")
+# An OLE2 container (Office 97-2003) names its streams in UTF-16; the first of
+# these found says what it is, and so what to save it as.
+_OLE_KINDS = (
+    ("EncryptedPackage", "a password-protected Office document (remove the password and save "
+                         "it again as .docx, .xlsx or .pptx)"),
+    ("WordDocument", "a Word 97-2003 document (save it as .docx)"),
+    ("PowerPoint Document", "a PowerPoint 97-2003 presentation (save it as .pptx)"),
+    ("Workbook", "an Excel 97-2003 workbook (save it as .xlsx)"),
+    ("Book", "an Excel 5 workbook (save it as .xlsx)"),
+    ("__substg1.0_", "an Outlook message (save it as PDF, or its attachments on their own)"),
+    ("VisioDocument", "a Visio drawing (save it as PDF)"),
+    ("Quill", "a Publisher document (save it as PDF)"),
+)  # fmt: skip
+_OLE_SIGNATURE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_OLE_OTHER = "an older Office document (save it as .docx, .xlsx or .pptx)"
+# A ZIP whose directory is gone still starts with local headers naming its
+# parts; these say which kind of document it was meant to be.
+_DAMAGED_BY_PART = (
+    ("word/", "Word document"),
+    ("ppt/", "PowerPoint presentation"),
+    ("xl/", "Excel spreadsheet"),
+    ("[content_types].xml", "Office document"),
+    ("content.xml", "OpenDocument file"),
+    ("mimetype", "OpenDocument file"),
+)
+_OPENDOCUMENT_OTHER = {
+    b"application/vnd.oasis.opendocument.presentation":
+        "an OpenDocument presentation (save it as .pptx or PDF)",
+    b"application/vnd.oasis.opendocument.presentation-template":
+        "an OpenDocument presentation template (save it as .pptx or PDF)",
+    b"application/vnd.oasis.opendocument.graphics": "an OpenDocument drawing (save it as PDF)",
+    b"application/vnd.oasis.opendocument.formula": "an OpenDocument formula (save it as PDF)",
+    b"application/vnd.oasis.opendocument.chart": "an OpenDocument chart (save it as PDF)",
+    b"application/vnd.oasis.opendocument.text-template": "an OpenDocument text template "
+                                                         "(save it as .odt)",
+    b"application/vnd.oasis.opendocument.spreadsheet-template": "an OpenDocument spreadsheet "
+                                                                "template (save it as .ods)",
+    b"application/vnd.oasis.opendocument.text-master": "an OpenDocument master document "
+                                                       "(save it as .odt)",
+}  # fmt: skip
 # What zipfile raises on damaged, encrypted or exotic archives.
 _ZIP_ERRORS = (zipfile.BadZipFile, ValueError, OSError, EOFError, RuntimeError, NotImplementedError)
 BINARY_HEADER = 64  # where a printable signature must be followed by non-text bytes
@@ -203,10 +316,18 @@ def sniff(data: bytes, filename: str) -> str:
     claimed = _EXTENSION_FAMILY.get(extension)
     try:
         kind = _kind_of(data, extension)
+    except _Damaged as exc:
+        raise UnsupportedFile(
+            f"a damaged or truncated {exc.what}: its package cannot be opened "
+            "(save or download it again)"
+        ) from None
     except _Binary as exc:
+        what = exc.what
+        if extension in _SAVE_AS and "save it as" not in what and "save the" not in what:
+            what += f" (save it as {_SAVE_AS[extension]})"
         if claimed:
-            raise UnsupportedFile(f"named {extension} but the bytes are {exc.what}") from None
-        raise UnsupportedFile(f"looks like {exc.what}") from None
+            raise UnsupportedFile(f"named {extension} but the bytes are {what}") from None
+        raise UnsupportedFile(f"looks like {what}") from None
     except _Undecodable as exc:
         # Text in an encoding we cannot read: under a text name that is the
         # problem to report; under a .pdf or .epub name, the name is wrong.
@@ -226,6 +347,10 @@ class _Binary(Exception):
         self.what = what
 
 
+class _Damaged(_Binary):
+    """Internal: a document whose package is broken; `what` names the kind."""
+
+
 class _Undecodable(Exception):
     """Internal: text, but not in an encoding the text parsers read."""
 
@@ -235,11 +360,13 @@ def _kind_of(data: bytes, extension: str) -> str:
     if _is_pdf(data):
         return "pdf"
     if head.startswith(_ZIP_SIGNATURES):
-        return _zip_kind(data)
+        return _zip_kind(data, extension)
     if _is_image(head):
         return "image"
     if head.startswith(_RTF_SIGNATURE):
         return "rtf"
+    if head.startswith(_OLE_SIGNATURE):
+        raise _Binary(_ole_kind(data))
     what = _binary_signature(head)
     if what:
         raise _Binary(what)
@@ -279,11 +406,20 @@ def _binary_signature(head: bytes) -> str:
     return ""
 
 
+def _ole_kind(data: bytes) -> str:
+    """What an OLE2 container (Office 97-2003, Outlook, Visio…) holds, with
+    what to save it as; from the stream names in its directory."""
+    for stream, what in _OLE_KINDS:
+        if stream.encode("utf-16-le") in data:
+            return what
+    return _OLE_OTHER
+
+
 def _printable(prefix: bytes) -> bool:
     return all(0x20 <= byte < 0x7F for byte in prefix)
 
 
-def _zip_kind(data: bytes) -> str:
+def _zip_kind(data: bytes, extension: str = "") -> str:
     """The kind of a ZIP package (EPUB, OpenDocument, Office Open XML); _Binary
     saying what any other ZIP is."""
     try:
@@ -295,40 +431,112 @@ def _zip_kind(data: bytes) -> str:
                 if "[Content_Types].xml" in names
                 else None
             )
+            rels = (
+                _small_entry(archive, _PACKAGE_RELS, MAX_RELS_BYTES)
+                if _PACKAGE_RELS in names
+                else b""
+            )
     except _ZIP_ERRORS:
         # A damaged archive: its first local header still says what it was
         # meant to be, and an EPUB is better refused by the EPUB parser, which
         # can say what is wrong with it.
         if data[30:38] == b"mimetype" and _EPUB_MIMETYPE in data[38:80]:
             return "epub"
+        _refuse_damaged(data, extension)
         raise _Binary("a ZIP archive") from None
     mimetype = mimetype.strip()
     if mimetype == _EPUB_MIMETYPE:
         return "epub"
     if mimetype in _OPENDOCUMENT:
         return _OPENDOCUMENT[mimetype]
+    if mimetype in _OPENDOCUMENT_OTHER:
+        raise _Binary(_OPENDOCUMENT_OTHER[mimetype])
     if mimetype.startswith(b"application/vnd.oasis.opendocument"):
-        raise _Binary("an OpenDocument file other than text or a spreadsheet")
+        raise _Binary("an OpenDocument file other than text or a spreadsheet (save it as PDF)")
     if content_types is not None:
-        return _ooxml_kind(content_types, names)
+        return _ooxml_kind(content_types, names, rels)
+    # Parts named "xl\\workbook.xml" or "[content_types].xml": a writer that
+    # broke the package's naming rules; no Office reader finds the parts.
+    _refuse_damaged_names([name.replace("\\", "/") for name in names])
     raise _Binary("a ZIP archive")
 
 
-def _ooxml_kind(content_types: bytes, names: list[str]) -> str:
-    """The Office Open XML kind named by the content type of the package's main part."""
+def _refuse_damaged(data: bytes, extension: str) -> None:
+    """_Damaged when a ZIP that cannot be opened was a document: its local
+    headers name document parts, or its name claims an Office kind."""
+    _refuse_damaged_names(_local_names(data))
+    claimed = _EXTENSION_FAMILY.get(extension)
+    if claimed in ("docx", "pptx", "xlsx", "odt", "ods", "epub"):
+        raise _Damaged(_KIND_NAMES[claimed].split(" ", 1)[1])
+
+
+def _refuse_damaged_names(names: list[str]) -> None:
+    for prefix, what in _DAMAGED_BY_PART:
+        if any(name.lower().startswith(prefix) for name in names):
+            raise _Damaged(what)
+
+
+def _local_names(data: bytes, limit: int = 64) -> list[str]:
+    """The names in the first `limit` local file headers, read in order."""
+    names: list[str] = []
+    offset = data.find(b"PK\x03\x04")
+    while offset >= 0 and len(names) < limit and offset + 30 <= len(data):
+        name_length = int.from_bytes(data[offset + 26 : offset + 28], "little")
+        names.append(data[offset + 30 : offset + 30 + name_length].decode("cp437", "replace"))
+        offset = data.find(b"PK\x03\x04", offset + 30 + name_length)
+    return names
+
+
+def _ooxml_kind(content_types: bytes, names: list[str], rels: bytes = b"") -> str:
+    """The Office Open XML kind named by the content type of the package's
+    main part: the part `_rels/.rels` points to, typed by its Override or,
+    failing one, by the Default for its extension (.NET libraries type every
+    .xml part as the main one that way). Without such a pointer, any main
+    content type the package declares."""
     try:
         root = SafeET.fromstring(content_types)
     except (SafeET.ParseError, DefusedXmlException):
-        raise _Binary("a damaged Office document") from None
-    for override in root.iter(f"{_CONTENT_TYPES_NS}Override"):
-        content_type = (override.get("ContentType") or "").strip()
+        raise _Binary(
+            "a damaged Office document: its list of parts is not readable "
+            "(save it again as .docx, .xlsx or .pptx)"
+        ) from None
+    overrides: dict[str, str] = {}
+    defaults: dict[str, str] = {}
+    for namespace in _CONTENT_TYPES_NAMESPACES:
+        for element in root.iter(f"{namespace}Override"):
+            name = (element.get("PartName") or "").lstrip("/").lower()
+            overrides[name] = _bare(element.get("ContentType"))
+        for element in root.iter(f"{namespace}Default"):
+            defaults[(element.get("Extension") or "").lower()] = _bare(element.get("ContentType"))
+    main = _main_part(rels)
+    candidates = []
+    if main:
+        extension = main.rsplit(".", 1)[-1] if "." in main.rsplit("/", 1)[-1] else ""
+        candidates.append(overrides.get(main) or defaults.get(extension, ""))
+    candidates += [*overrides.values(), *defaults.values()]
+    for content_type in candidates:
         if content_type in _OOXML_MAIN:
             return _OOXML_MAIN[content_type]
         if content_type in _OOXML_REFUSED:
             raise _Binary(_OOXML_REFUSED[content_type])
     if any(name.startswith(("word/", "xl/", "ppt/")) for name in names):
-        raise _Binary("an Office document of an unknown kind")
-    raise _Binary("an Office Open XML package")
+        raise _Binary(_OOXML_UNKNOWN)
+    raise _Binary("an Office Open XML package that is not a document Jarvis reads")
+
+
+def _bare(content_type: str | None) -> str:
+    # "application/x-resqml+xml;version=2.0" names its parameters after a ";".
+    return (content_type or "").split(";", 1)[0].strip()
+
+
+def _main_part(rels: bytes) -> str:
+    """The package's main part as named in `_rels/.rels` ("word/document.xml"),
+    lower-cased, or "" when it names none."""
+    match = _OFFICE_DOCUMENT_REL.search(rels)
+    target = _TARGET.search(match.group()) if match else None
+    if target is None:
+        return ""
+    return target.group(1).decode("utf-8", "replace").lstrip("/").lower()
 
 
 def _small_entry(archive: zipfile.ZipFile, name: str, limit: int = MAX_MIMETYPE_BYTES) -> bytes:

@@ -13,12 +13,15 @@ The values come from settings (apps.library.ingest.isolated.parse_limits).
 from __future__ import annotations
 
 import io
+import logging
 import zipfile
 from dataclasses import dataclass
 
 import pymupdf
 
 from .types import ParsedDocument, UnreadableDocument
+
+logger = logging.getLogger(__name__)
 
 MB = 1024 * 1024
 # Below this unpacked size a high packing ratio harms nobody (a page of
@@ -78,7 +81,7 @@ def check_pdf_pages(data: bytes, *, limits: ParseLimits) -> None:
     try:
         with pymupdf.open(stream=data, filetype="pdf") as doc:
             pages = doc.page_count
-    except (pymupdf.FileDataError, RuntimeError, ValueError):
+    except (pymupdf.FileDataError, RuntimeError, ValueError, pymupdf.mupdf.FzErrorBase):
         return  # not readable: the parser says why in its own words
     if pages > limits.max_pdf_pages:
         raise LimitExceeded(
@@ -132,9 +135,11 @@ def _unpack_all(archive: zipfile.ZipFile, entries: list[zipfile.ZipInfo], *, nam
                 while member.read(READ_CHUNK):
                     pass
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as exc:
+            # zipfile's own words ("Bad CRC-32 for file …") go to the log only.
+            logger.warning("unpacking %s of a %s failed: %s", entry.filename[:80], name, exc)
             raise LimitExceeded(
-                f"the {name} is damaged or disguised: {entry.filename[:80]} does not match "
-                f"its declared size ({exc})"
+                f"the {name} is damaged or disguised: its part {entry.filename[:80]} does not "
+                "unpack to what the archive declares (save or download it again)"
             ) from None
         except NotImplementedError:
             continue  # an unusual compression method; MuPDF decides

@@ -1,5 +1,6 @@
 """OpenDocument text (.odt) and the tables of OpenDocument spreadsheets (.ods),
-read from `content.xml` with defusedxml (no DTDs, no entity expansion).
+read from `content.xml` with defusedxml (no entity expansion); an .odt's page
+headers and footers (styles.xml's master pages) are read too, after its body.
 
 Our own reader rather than odfpy: odfpy ships no wheel, builds a DOM of the
 whole package, and expands a spreadsheet's "repeated" cells and rows as told,
@@ -20,11 +21,12 @@ from defusedxml import DefusedXmlException
 from .archives import open_checked, read_part, reading
 from .mdtables import clean_rows
 from .sections import SectionWriter
-from .types import ParsedDocument, UnreadableDocument
+from .types import ChunkDraft, ParsedDocument, UnreadableDocument
 
 OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
 TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+STYLE = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
 DC = "http://purl.org/dc/elements/1.1/"
 META = "urn:oasis:names:tc:opendocument:xmlns:meta:1.0"
 
@@ -32,6 +34,7 @@ MAX_BLOCKS = 50_000
 MAX_TABLE_ROWS = 2_000
 MAX_TABLE_COLUMNS = 50
 MAX_SPACES = 100  # <text:s text:c="…"/>: a run of spaces, bounded
+MAX_FURNITURE_LINES = 50  # header and footer paragraphs, all master pages together
 
 
 def _q(namespace: str, name: str) -> str:
@@ -52,11 +55,18 @@ _SKIPPED_BLOCKS = {
 }
 
 
+# Fields in a page header or footer that print the page's number: "1" on
+# every page, no words.
+_PAGE_FIELDS = {_q(TEXT, "page-number"), _q(TEXT, "page-count")}
+HEADER_FOOTER_SECTION = "Header and footer"
+
+
 def extract_odt(data: bytes, *, filename: str, fallback_title: str) -> ParsedDocument:
     what = "OpenDocument text"
     with open_checked(data, what=what) as archive:
         root = _parse(archive, "content.xml", what=what)
         title = _meta_title(archive, what=what)
+        furniture = _header_footer_lines(archive, what=what)
     body = root.find(f"{_q(OFFICE, 'body')}/{_q(OFFICE, 'text')}")
     if body is None:
         raise UnreadableDocument(f"not a readable {what}: it has no text body")
@@ -64,6 +74,10 @@ def extract_odt(data: bytes, *, filename: str, fallback_title: str) -> ParsedDoc
     with reading(what):
         walker.blocks(body)
     chunks = walker.writer.finish()
+    if furniture:
+        # After the body, under a section of their own: a letterhead's
+        # address or a report's name is found, but never opens the document.
+        chunks.append(ChunkDraft(text="\n\n".join(furniture), section=HEADER_FOOTER_SECTION))
     if not chunks:
         raise UnreadableDocument("the document has no text")
     return ParsedDocument(
@@ -111,6 +125,27 @@ def _parse(archive: zipfile.ZipFile, name: str, *, what: str) -> Element:
         raise UnreadableDocument(f"not a readable {what}: {name} is not valid XML ({exc})") from exc
 
 
+def _header_footer_lines(archive: zipfile.ZipFile, *, what: str) -> list[str]:
+    """The distinct paragraphs of the page headers and footers (in
+    styles.xml's master pages), without their page-number fields."""
+    if "styles.xml" not in archive.namelist():
+        return []
+    styles = _parse(archive, "styles.xml", what=what)
+    lines: dict[str, None] = {}
+    for master in styles.iter(_q(STYLE, "master-page")):
+        for part in master:
+            if not part.tag.startswith(f"{{{STYLE}}}") or not part.tag.endswith(
+                ("}header", "}footer", "}header-first", "}footer-first", "}header-left",
+                 "}footer-left")
+            ):  # fmt: skip
+                continue
+            for paragraph in (*part.iter(_q(TEXT, "p")), *part.iter(_q(TEXT, "h"))):
+                line = " ".join(inline_text(paragraph, skipped=_PAGE_FIELDS).split())
+                if line:
+                    lines[line] = None
+    return list(lines)[:MAX_FURNITURE_LINES]
+
+
 def _meta_title(archive: zipfile.ZipFile, *, what: str) -> str:
     if "meta.xml" not in archive.namelist():
         return ""
@@ -122,14 +157,15 @@ def _meta_title(archive: zipfile.ZipFile, *, what: str) -> str:
     return " ".join((title.text or "").split()) if title is not None else ""
 
 
-def inline_text(element: Element) -> str:
-    """A paragraph's words: spans, links, spaces, tabs and line breaks, in order."""
+def inline_text(element: Element, *, skipped: frozenset[str] | set[str] = frozenset()) -> str:
+    """A paragraph's words: spans, links, spaces, tabs and line breaks, in
+    order (leaving out the inline elements named in `skipped`)."""
     parts: list[str] = []
-    _collect(element, parts)
+    _collect(element, parts, skipped)
     return "".join(parts)
 
 
-def _collect(element: Element, parts: list[str]) -> None:
+def _collect(element: Element, parts: list[str], skipped=frozenset()) -> None:
     if element.text:
         parts.append(element.text)
     for child in element:
@@ -141,8 +177,8 @@ def _collect(element: Element, parts: list[str]) -> None:
             parts.append("\t")
         elif tag == _q(TEXT, "line-break"):
             parts.append("\n")
-        elif tag not in _SKIPPED_INLINE:
-            _collect(child, parts)
+        elif tag not in _SKIPPED_INLINE and tag not in skipped:
+            _collect(child, parts, skipped)
         if child.tail:
             parts.append(child.tail)
 

@@ -21,6 +21,7 @@ class SectionWriter:
     title: str = ""  # the first heading of level 0 ("Title" style), if any
     _path: list[tuple[int, str]] = field(default_factory=list)
     _lines: list[str] = field(default_factory=list)
+    _headings: list[str] = field(default_factory=list)  # every one, the title too
 
     @property
     def section(self) -> str:
@@ -31,6 +32,7 @@ class SectionWriter:
         if not text:
             return
         self.flush()
+        self._headings.append(text)
         if level <= 0:
             if not self.title:
                 self.title = text
@@ -59,4 +61,8 @@ class SectionWriter:
 
     def finish(self) -> list[ChunkDraft]:
         self.flush()
+        if not self.chunks and self._headings:
+            # Headings and nothing under them (a cover page, an outline still
+            # to be filled in): their words are the document's only text.
+            self.chunks.append(ChunkDraft(text="\n\n".join(self._headings)))
         return self.chunks

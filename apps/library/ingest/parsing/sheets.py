@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import openpyxl
 
-from .archives import open_checked, reading
+from .archives import as_readable, open_checked, reading
 from .mdtables import clean_rows, table_chunks
 from .opendocument import spreadsheet_tables
 from .types import ChunkDraft, ParsedDocument, UnreadableDocument
@@ -30,7 +30,7 @@ def extract_xlsx(data: bytes, *, filename: str, fallback_title: str) -> ParsedDo
     book = _Book(fallback_title)
     with reading(what):
         workbook = openpyxl.load_workbook(
-            io.BytesIO(data), read_only=True, data_only=True, keep_links=False
+            io.BytesIO(as_readable(data)), read_only=True, data_only=True, keep_links=False
         )
         try:
             sheets = workbook.worksheets

@@ -11,7 +11,7 @@ import pptx
 from pptx.enum.shapes import MSO_SHAPE_TYPE
 from pptx.shapes.base import BaseShape
 
-from .archives import open_checked, reading
+from .archives import as_readable, open_checked, reading
 from .chunking import pack_text
 from .mdtables import clean_rows, table_chunks
 from .types import ChunkDraft, ParsedDocument, UnreadableDocument
@@ -27,7 +27,7 @@ def extract_pptx(data: bytes, *, filename: str, fallback_title: str) -> ParsedDo
     warnings: list[str] = []
     chunks: list[ChunkDraft] = []
     with reading(WHAT):
-        presentation = pptx.Presentation(io.BytesIO(data))
+        presentation = pptx.Presentation(io.BytesIO(as_readable(data)))
         slides = list(presentation.slides)
         if len(slides) > MAX_SLIDES:
             warnings.append(f"only the first {MAX_SLIDES:,} of {len(slides):,} slides were read")
@@ -55,7 +55,10 @@ def extract_pptx(data: bytes, *, filename: str, fallback_title: str) -> ParsedDo
         core_title = (presentation.core_properties.title or "").strip()
         authors = (presentation.core_properties.author or "").strip()
     if not chunks:
-        raise UnreadableDocument("the presentation has no text")
+        raise UnreadableDocument(
+            "the presentation has no text on its slides or in its notes (pictures, charts "
+            "and SmartArt are not read)"
+        )
     return ParsedDocument(
         title=(core_title or first_title or fallback_title)[:500],
         kind="pptx",

@@ -32,7 +32,7 @@ from apps.library.index.embeddings import EmbeddingUnavailable, configured_model
 from apps.library.index.reindex import reindex
 from apps.library.index.tables import index_state
 from apps.library.ingest.isolated import LONG, QUICK, ParseCancelled, ParseTooSlow
-from apps.library.ingest.sync import SourceUnavailable, SyncReport, source_sync
+from apps.library.ingest.sync import SourceBusy, SourceUnavailable, SyncReport, source_sync
 from apps.library.models import Document, Source
 from apps.library.services import queue
 from apps.library.services.documents import document_ingest
@@ -304,6 +304,10 @@ def _sync_kind(kind: str) -> _Scan:
         name = f"{source.name} ({source.owner.name})"
         try:
             report = source_sync(source=source, defer_slow=True)
+        except SourceBusy:
+            # `kb sync` (or a reprocess) is doing this very work: not a failure.
+            scan.lines.append(f"{name}: already syncing elsewhere, skipped")
+            continue
         except SourceUnavailable as exc:
             scan.unavailable.append(f"{name}: {exc}")
             continue

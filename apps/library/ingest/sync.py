@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path, PurePosixPath
@@ -34,9 +35,11 @@ from django.conf import settings
 from django.db import transaction
 
 from apps.core.errors import Refused
+from apps.core.locks import Busy, process_lock
 from apps.library.index import fts, tables
 from apps.library.index.embeddings import Embedder, get_embedder
 from apps.library.ingest import versions
+from apps.library.ingest.embeds import add_embedded_passages
 from apps.library.ingest.isolated import (
     BATCH_BYTES,
     BATCH_FILES,
@@ -73,6 +76,14 @@ CROSS_FOLDER_TEXT_CHARS = 20_000
 
 class SourceUnavailable(Refused):
     pass
+
+
+class SourceBusy(SourceUnavailable):
+    """Another process (the worker, `kb sync`) is syncing this source now."""
+
+
+# How long a second sync of one source waits for the first before it says so.
+SYNC_WAIT_SECONDS = 5.0
 
 
 @dataclass
@@ -173,6 +184,8 @@ class _Sync:
         self.pending_chunks = 0
         self.inbox = source.kind == Source.Kind.INBOX
         self._plans: dict[bool, VisionPlan] = {}  # by "in a private folder"
+        # Parsed notes that embed other notes, written after everything else.
+        self.embedding: list[tuple[_ToParse, ParsedDocument]] = []
 
     def plan(self, rel: str) -> VisionPlan:
         private = under(rel, self.source.private_dirs)
@@ -215,6 +228,7 @@ class _Sync:
                 self.report.failed.append({"path": info.rel, "reason": f"internal error: {exc}"})
         self._parse_waiting()
         self._flush()
+        self._embed_notes()
         seen = {info.rel for info in files}
         for path, entry in existing.items():
             if path not in seen and not self.inbox:
@@ -258,10 +272,12 @@ class _Sync:
             self.report.rows_written += 1
             self.report.unchanged += 1
             return
-        if any(item.digest == digest for item in [*self.to_parse, *self.pending]):
+        waiting = [*self.to_parse, *self.pending, *(job for job, _ in self.embedding)]
+        if any(item.digest == digest for item in waiting):
             # An identical file is waiting: write it first, then attach.
             self._parse_waiting()
             self._flush()
+            self._embed_notes()
         twin = self.by_hash.get(digest)
         # Empty files all share one hash, and a .md and a .pdf with the same
         # bytes are not copies of one document: only same-kind, non-empty twins.
@@ -324,8 +340,8 @@ class _Sync:
 
     def _parsed(self, job: _ToParse, result: ParsedDocument | Exception) -> None:
         info, current = job.info, job.current
-        document, previous_hash = self._document_for(job)
         if isinstance(result, Exception):
+            document, previous_hash = self._document_for(job)
             reason = str(result) if isinstance(result, UnreadableDocument) else repr(result)
             with transaction.atomic():
                 rows = mark_failed(document, source=self.source, path=info.rel, reason=reason)
@@ -334,6 +350,24 @@ class _Sync:
             self.report.failed.append({"path": info.rel, "reason": reason})
             self._indexed(document, job.digest, previous_hash, current)
             return
+        if result.embeds:
+            # Its embedded notes may not be written yet: this note waits for
+            # the end of the sync (apps.library.ingest.embeds).
+            self.embedding.append((job, result))
+            return
+        self._queue_parsed(job, result)
+
+    def _embed_notes(self) -> None:
+        waiting, self.embedding = self.embedding, []
+        unwritten = {job.info.rel: result for job, result in waiting}
+        for job, result in waiting:
+            add_embedded_passages(result, source=self.source, path=job.info.rel, waiting=unwritten)
+            self._queue_parsed(job, result)
+        self._flush()
+
+    def _queue_parsed(self, job: _ToParse, result: ParsedDocument) -> None:
+        info, current = job.info, job.current
+        document, previous_hash = self._document_for(job)
         # Network work (a vision model), after the parse, outside any transaction.
         images_describe(result, source=self.source, plan=self.plan(info.rel), title=result.title)
         prepared = prepare(result, result.title)
@@ -475,14 +509,30 @@ class _Sync:
 
 
 def source_sync(
-    *, source: Source, embedder: Embedder | None = None, defer_slow: bool = False
+    *,
+    source: Source,
+    embedder: Embedder | None = None,
+    defer_slow: bool = False,
+    wait: float = SYNC_WAIT_SECONDS,
 ) -> SyncReport:
     """Sync a folder source. `defer_slow` (the worker): files too slow for the
     quick lane are left pending and listed in `report.deferred` for the
-    caller to queue in the long lane; otherwise they are parsed right away."""
+    caller to queue in the long lane; otherwise they are parsed right away.
+    SourceBusy if another sync of it is still running after `wait` seconds."""
     if not source.is_folder:
         raise SourceUnavailable(f"{source.name} is not a folder source")
-    return _Sync(source, embedder, defer_slow).run()
+    # One sync per source at a time, across processes: two at once both add
+    # the same new files (UNIQUE failures reported as failed files) and do
+    # the work twice.
+    with ExitStack() as held:
+        try:
+            held.enter_context(process_lock(f"sync-{source.pk}", wait=wait))
+        except Busy:
+            raise SourceBusy(
+                f"{source.name} is already syncing (another sync of it is running); "
+                "nothing was done"
+            ) from None
+        return _Sync(source, embedder, defer_slow).run()
 
 
 def _failed_date(document: Document) -> tuple[date | None, bool]:

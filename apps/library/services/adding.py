@@ -23,6 +23,7 @@ from django.db.models import Q
 from apps.core.datapaths import is_jarvis_data, vaults_root
 from apps.core.errors import JarvisError, Refused
 from apps.core.fetch import FetchError, fetch
+from apps.core.locks import Busy
 from apps.library.index import tables
 from apps.library.index.embeddings import Embedder
 from apps.library.ingest import arxiv
@@ -31,6 +32,7 @@ from apps.library.ingest.storage import safe_filename, store
 from apps.library.models import Document, Source
 from apps.library.selectors import visible_to
 from apps.library.services.documents import document_ingest
+from apps.library.services.queue import IN_FLIGHT, cli_ingest_lock, has_live_task
 
 # What `sniff` says a file is → the document kind it becomes (the other kinds keep their name).
 KIND_BY_SNIFF = {"html": "web", "markdown": "note"}
@@ -276,7 +278,25 @@ def file_add(*, owner, path: Path, embedder: Embedder | None = None) -> Document
     tables.require_matching_model()
     added = upload_add(owner=owner, name=path.name, data=data)
     if added.existing:
-        return added.existing[0]
+        return _resume_if_stranded(added.existing[0], embedder)
     if added.document is None:
         raise Refused(f"{path.name}: {added.error}")
-    return document_ingest(document=added.document, embedder=embedder)
+    with cli_ingest_lock(added.document):
+        return document_ingest(document=added.document, embedder=embedder)
+
+
+def _resume_if_stranded(document: Document, embedder: Embedder | None) -> Document:
+    """The same file added again. If an earlier `kb add` of it was killed
+    mid-way, its document is still pending or parsing with nobody on it (no
+    worker task, no live `kb add` holding its lock): index it now rather than
+    hand back a document that would stay "parsing" until a worker restart."""
+    if document.status not in IN_FLIGHT or has_live_task(document):
+        return document
+    try:
+        with cli_ingest_lock(document):
+            document.refresh_from_db()
+            if document.status not in IN_FLIGHT or has_live_task(document):
+                return document
+            return document_ingest(document=document, embedder=embedder)
+    except Busy:
+        return document  # another `kb add` of the same file is indexing it now

@@ -16,6 +16,7 @@ from django.db.models import F
 
 from apps.core.errors import Refused
 from apps.core.jobs import cancel_queued
+from apps.core.locks import is_held, process_lock
 from apps.core.models import JobRun
 from apps.library.ingest.isolated import CancelCheck
 from apps.library.models import Document
@@ -47,6 +48,26 @@ def queued_runs_of(document: Document):
         outcome=JobRun.Outcome.QUEUED,
         detail__document_id=document.pk,
     )
+
+
+def has_live_task(document: Document) -> bool:
+    """A worker task is queued for the document or running it."""
+    return JobRun.objects.filter(
+        job=INGEST_JOB,
+        outcome__in=[JobRun.Outcome.QUEUED, JobRun.Outcome.RUNNING],
+        detail__document_id=document.pk,
+    ).exists()
+
+
+def _cli_lock_name(document_id: int) -> str:
+    return f"ingest-{document_id}"
+
+
+def cli_ingest_lock(document: Document, *, wait: float = 0.0):
+    """Held by a process indexing a document outside the worker (`kb add`): a
+    document in flight with neither this lock held nor a worker task was left
+    by a process that died, and may be taken up again."""
+    return process_lock(_cli_lock_name(document.pk), wait=wait)
 
 
 def _require_owner(user, document: Document) -> None:
@@ -108,6 +129,8 @@ def documents_to_recover() -> tuple[list[Document], int]:
     requeue, failed = [], 0
     stranded = Document.objects.filter(status__in=IN_FLIGHT).exclude(pk__in=waiting)
     for document in stranded.select_related("source").order_by("pk"):
+        if is_held(_cli_lock_name(document.pk)):
+            continue  # a `kb add` is indexing it right now
         if document.status == Document.Status.PARSING and record_parser_crash(document) >= 2:
             Document.objects.filter(pk=document.pk).update(
                 status=Document.Status.FAILED, error=STOPPED_TWICE

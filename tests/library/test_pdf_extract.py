@@ -249,9 +249,12 @@ def test_pdf_cut_short_is_not_readable() -> None:
     new_page(doc)
     data = doc.tobytes()
 
-    with pytest.raises(UnreadableDocument, match=r"^not a readable PDF: ") as caught:
+    with pytest.raises(UnreadableDocument) as caught:
         extract_pdf(data[:300], filename="cut.pdf")
-    assert "header" not in str(caught.value)  # it is a PDF, just a broken one
+    # It is a PDF, just a broken one; and MuPDF's "code=2: …" is not the reason.
+    assert str(caught.value) == (
+        "not a readable PDF: the file is damaged beyond repair (save or download it again)"
+    )
 
 
 def test_pdf_missing_its_cross_reference_table_is_repaired_and_read_with_a_warning() -> None:

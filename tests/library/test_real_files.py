@@ -293,6 +293,17 @@ def test_an_external_entity_in_a_real_odt_is_refused():
 # --- Office: reasons ----------------------------------------------------------------------
 
 
+def test_a_broken_part_or_archive_is_said_plainly_not_in_the_xml_parsers_words():
+    odt = real("office/tests__examples__headerfooter.odt")
+    broken = rezip(odt, {"content.xml": b"<office:document-content"})
+
+    reason = refusal(broken, "letter.odt")
+
+    assert reason == (
+        "not a readable OpenDocument text: its content.xml is not well-formed XML (save it again)"
+    )
+
+
 def test_a_library_error_is_not_the_reason_shown():
     # openpyxl raises "<class '…_NamedCellStyle'>.name should be <class 'str'> …".
     reason = refusal(real("office/spreadsheet__style-alternate-content.xlsx"), "styles.xlsx")

@@ -58,7 +58,11 @@ def open_checked(data: bytes, *, what: str) -> zipfile.ZipFile:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except ZIP_ERRORS as exc:
-        raise UnreadableDocument(f"not a readable {what}: damaged archive ({exc})") from None
+        logger.warning("opening a %s failed: %s", what, exc)
+        raise UnreadableDocument(
+            f"not a readable {what}: the package is damaged or truncated "
+            "(save or download it again)"
+        ) from None
     try:
         check_archive(archive, what=what)
     except BaseException:

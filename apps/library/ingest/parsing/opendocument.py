@@ -10,6 +10,7 @@ are bounded by the caps before anything is built.
 
 from __future__ import annotations
 
+import logging
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from .archives import open_checked, read_part, reading
 from .mdtables import clean_rows
 from .sections import SectionWriter
 from .types import ChunkDraft, ParsedDocument, UnreadableDocument
+
+logger = logging.getLogger(__name__)
 
 OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
 TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
@@ -122,7 +125,11 @@ def _parse(archive: zipfile.ZipFile, name: str, *, what: str) -> Element:
             f"refused: {name} of the {what} declares XML entities (an entity-expansion attack?)"
         ) from exc
     except SafeET.ParseError as exc:
-        raise UnreadableDocument(f"not a readable {what}: {name} is not valid XML ({exc})") from exc
+        # expat's "not well-formed (invalid token): line 1, column 5" is for the log.
+        logger.warning("%s of a %s is not valid XML: %s", name, what, exc)
+        raise UnreadableDocument(
+            f"not a readable {what}: its {name} is not well-formed XML (save it again)"
+        ) from exc
 
 
 def _header_footer_lines(archive: zipfile.ZipFile, *, what: str) -> list[str]:

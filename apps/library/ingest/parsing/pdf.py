@@ -17,6 +17,7 @@ lane only: the quick lane raises OcrNeeded instead); its chunks are marked
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections import Counter
@@ -31,6 +32,8 @@ from PIL import Image
 from .figures import MUPDF_ERRORS, pdf_figures
 from .ocr import MAX_OCR_PIXELS, OcrUnavailable, check_languages, no_text_warning, recognise
 from .types import ChunkDraft, OcrNeeded, ParsedDocument, ParseOptions, UnreadableDocument
+
+logger = logging.getLogger(__name__)
 
 MAX_CHUNK_CHARS = 1000
 MAX_TITLE_CHARS = 200
@@ -317,8 +320,9 @@ def _open_failure(data: bytes, exc: BaseException) -> str:
     # person they picked the wrong file rather than a broken PDF.
     if b"%PDF-" not in data[:1024]:
         return "no PDF header (is this really a PDF?)"
-    reason = _WHITESPACE.sub(" ", str(exc)).strip().rstrip(".")
-    return (reason[:120] or type(exc).__name__).lower()
+    # MuPDF's own words ("code=2: …") mean something to a developer only.
+    logger.warning("MuPDF could not open a PDF: %s", _WHITESPACE.sub(" ", str(exc)).strip())
+    return "the file is damaged beyond repair (save or download it again)"
 
 
 # --- annotations -------------------------------------------------------------

@@ -188,8 +188,8 @@ def test_a_callout_reads_as_its_kind_and_title():
     text = all_text(
         parse("# T\n\n> [!warning] Title\n> Keep the receipt.\n\n> [!tip]- Folded\n> Hidden.\n")
     )
-    assert "Warning: Title" in text
-    assert "Tip: Folded" in text
+    assert "Warning — Title" in text
+    assert "Tip — Folded" in text
     assert "Keep the receipt." in text
     assert "[!" not in text
 

@@ -4,7 +4,9 @@ A passage is found by more than its own words. People ask "boiler" of a note
 whose body never repeats the word its title and file name carry, or "which
 jobs turned me down" of records whose status says `rejected`. So each row has:
 
-- `title`     the document's title
+- `title`     the document's title, with its other names and summary from
+              the frontmatter (`aliases`, `description`): a question that
+              uses a note's alias has found the note as surely as its title
 - `headings`  the section breadcrumb (`Projects › PixelNet`)
 - `path`      the folder names and the file name as words, with dates,
               version and copy markers stripped
@@ -30,6 +32,7 @@ anything (`rebuild()`, used by the migration and `manage.py reindex --fts`).
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -65,6 +68,23 @@ class DocumentFields:
     record: str
 
 
+# Frontmatter fields searched with the title (apps.library.ingest.parsing.frontmatter).
+TITLE_EXTRAS = ("x_aliases", "x_description")
+
+
+def title_text(title: str, extra: dict | str | None) -> str:
+    """The title column: the title, then the note's aliases and description."""
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra or "{}")
+        except ValueError:
+            extra = {}
+    extra = extra if isinstance(extra, dict) else {}
+    parts = [title or ""]
+    parts += [str(extra[key]) for key in TITLE_EXTRAS if extra.get(key)]
+    return "\n".join(p for p in parts if p)
+
+
 def path_words(path: str) -> str:
     """Folder names and the file's name as words: dates, version and copy
     markers stripped, separators become spaces. A name that is only a date
@@ -91,7 +111,7 @@ def document_fields(document, tags: Iterable[str] | None = None) -> DocumentFiel
     if tags is None:
         tags = document.tag_rows.values_list("tag", flat=True) if document.pk else []
     return DocumentFields(
-        title=document.title or "",
+        title=title_text(document.title or "", document.extra),
         path=path_words(document.path or ""),
         record=record_line(
             category=document.category,
@@ -148,11 +168,11 @@ def rebuild(cursor=None, *, batch: int = 2000) -> int:
         for document_id, tag in cursor.fetchall():
             tags[document_id].append(tag)
         cursor.execute(
-            "SELECT id, title, path, category, record_status, entity FROM library_document"
+            "SELECT id, title, path, category, record_status, entity, extra FROM library_document"
         )
         fields = {
             row[0]: DocumentFields(
-                title=row[1] or "",
+                title=title_text(row[1] or "", row[6]),
                 path=path_words(row[2] or ""),
                 record=record_line(
                     category=row[3] or "",

@@ -142,15 +142,28 @@ def resolve_date(
     return timezone.localtime(moment).date(), Document.DateSource.MTIME
 
 
+# The embed header carries a note's aliases and description (frontmatter) too,
+# cut so that the header leaves the model most of its tokens for the passage.
+HEADER_ALIASES_CHARS = 200
+HEADER_DESCRIPTION_CHARS = 300
+
+
 def embed_header(title: str, parsed: ParsedDocument) -> str:
-    """Title (and authors for papers, the record line for records) embedded with every chunk."""
+    """Title (and authors for papers, the record line for records, a note's
+    aliases and description) embedded with every chunk."""
     parts = [title]
     if parsed.authors:
         parts[0] = f"{title} — {parsed.authors}"
+    extra = parsed.record.extra
+    if extra.get("x_aliases"):
+        parts[0] += f" ({str(extra['x_aliases'])[:HEADER_ALIASES_CHARS]})"
     record = parsed.record.header()
     if record:
         parts.append(record)
-    return " · ".join(p for p in parts if p)
+    if extra.get("x_description"):
+        parts.append(str(extra["x_description"])[:HEADER_DESCRIPTION_CHARS])
+    # Chunk.header holds 800 characters: hash what is stored.
+    return " · ".join(p for p in parts if p)[:800]
 
 
 def figure_chunk(figure: Figure, description: str) -> ChunkDraft | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import mimetypes
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -10,11 +9,13 @@ from pathlib import PurePosixPath
 from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.core.errors import Refused
+from apps.library.downloads import original_response
+from apps.library.ingest.parsing.chunking import without_overlap
 from apps.library.ingest.storage import original_path
 from apps.library.models import Chunk, Document
 from apps.library.previews import PREVIEW_PAGES, page_png
@@ -58,6 +59,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         if chunk.annotation and chunk.annotation not in FIGURE_KINDS:
             annotations[chunk.page or 0].append(chunk)
     body = [c for c in chunks if not c.annotation]
+    _drop_repeated_overlap(body)
     versions = family_of(request.user, document)
     timeline = _timeline(document.source.name, versions)
     is_owner = _is_owner(request, document)
@@ -85,6 +87,17 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     }
     template = "library/document.html#status" if request.htmx else "library/document.html"
     return render(request, template, context)
+
+
+def _drop_repeated_overlap(body: list[Chunk]) -> None:
+    """Read one after another, consecutive passages of a section would show
+    the words each repeats from the one before (the overlap that keeps a fact
+    whole in one passage for search) twice: `shown` is the text without them."""
+    previous: Chunk | None = None
+    for chunk in body:
+        same = previous is not None and previous.section == chunk.section
+        chunk.shown = without_overlap(previous.text, chunk.text) if same else chunk.text
+        previous = chunk
 
 
 def _timeline(source_name: str, versions: list[Document]) -> list[dict]:
@@ -170,8 +183,8 @@ def original(request: HttpRequest, pk: int) -> HttpResponse:
     except (Refused, OSError):
         raise Http404("the original file is not available") from None
     name = path.name if document.original else document.path.rsplit("/", 1)[-1]
-    content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
-    return FileResponse(handle, as_attachment=True, filename=name, content_type=content_type)
+    # Typed by what Jarvis read it as, never by its name (apps.library.downloads).
+    return original_response(document, handle, name)
 
 
 def _may_show_page(document: Document, number: int) -> bool:

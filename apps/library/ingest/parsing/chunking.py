@@ -76,6 +76,17 @@ def _overlap_tail(text: str) -> str:
     return tail[cut + 1 :] if cut != -1 else ""
 
 
+def without_overlap(previous: str, text: str) -> str:
+    """`text` without the words it repeats from the end of `previous` (the
+    overlap pack_text adds), for showing consecutive chunks as one text."""
+    if not text.startswith("… ") or not previous:
+        return text
+    head, sep, rest = text[2:].partition("\n\n")
+    if sep and head and previous.rstrip().endswith(head.strip()):
+        return rest
+    return text
+
+
 def pack_text(text: str) -> list[str]:
     """Chunks of at most MAX_CHARS (plus overlap) covering all of `text` in order."""
     blocks: list[str] = []

@@ -26,6 +26,14 @@ ENTITY_KEYS = ("entity", "org", "organisation", "organization", "company")
 DATE_KEYS = ("date", "applied", "event_date")
 TAG_KEYS = ("tags", "tag")
 TITLE_KEYS = ("title",)
+# Other names of the note (Obsidian's `aliases`, a list or one string) and its
+# summary: both are searched like the title (apps.library.index.fts.title_text).
+ALIAS_KEYS = ("aliases", "alias")
+DESCRIPTION_KEYS = ("description", "summary")
+ALIASES_FIELD = "x_aliases"
+DESCRIPTION_FIELD = "x_description"
+LIST_SEPARATOR = "; "
+MAX_ALIASES = 20
 PRIVATE_SECTIONS_KEY = "private_sections"
 
 MAX_TAGS = 50
@@ -88,6 +96,31 @@ def _tags(value) -> list[str]:
     return cleaned[:MAX_TAGS]
 
 
+def _aliases(value) -> list[str]:
+    if isinstance(value, str):
+        items = [value]
+    elif isinstance(value, list):
+        items = [str(v) for v in value if isinstance(v, str | int | float)]
+    else:
+        return []
+    cleaned: list[str] = []
+    for item in items:
+        alias = " ".join(item.split())[:200]
+        if alias and alias not in cleaned:
+            cleaned.append(alias)
+    return cleaned[:MAX_ALIASES]
+
+
+def _scalar_list(value) -> str | None:
+    """A list of plain values (`cssclasses: [wide]`) as one string; None for
+    anything nested deeper."""
+    if not isinstance(value, list) or not all(
+        isinstance(v, str | int | float | bool) for v in value
+    ):
+        return None
+    return LIST_SEPARATOR.join(str(v).strip() for v in value if str(v).strip())[:MAX_SCALAR]
+
+
 def _section_names(value) -> list[str]:
     """`private_sections: [Health, Money]` or `private_sections: Health, Money`."""
     if isinstance(value, str):
@@ -128,6 +161,14 @@ def parse_frontmatter(text: str) -> Frontmatter:
         if name in TAG_KEYS:
             record.tags.extend(t for t in _tags(value) if t not in record.tags)
             continue
+        if name in ALIAS_KEYS:
+            aliases = _aliases(value)
+            if aliases:
+                record.extra[ALIASES_FIELD] = LIST_SEPARATOR.join(aliases)[:MAX_SCALAR]
+            continue
+        if name in DESCRIPTION_KEYS and isinstance(value, str) and value.strip():
+            record.extra[DESCRIPTION_FIELD] = " ".join(value.split())[:MAX_SCALAR]
+            continue
         if name == PRIVATE_SECTIONS_KEY:
             result.private_sections.extend(_section_names(value))
             continue
@@ -140,6 +181,8 @@ def parse_frontmatter(text: str) -> Frontmatter:
             if parsed:
                 continue
         scalar = _scalar(value)
+        if scalar is None:
+            scalar = _scalar_list(value)
         if scalar is None:
             if value is not None:
                 result.warnings.append(f"frontmatter key {name!r} is nested; skipped")

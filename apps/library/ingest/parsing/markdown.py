@@ -3,7 +3,13 @@
 A note is split on its headings; each section is packed into chunks that carry
 the section's breadcrumb ("Project Statuses › PixelNet"). Obsidian syntax is
 turned into the text a reader would see rather than dropped: `[[Note|alias]]`
-reads "alias", an embed reads "[embedded: file]", a callout reads "Note: …".
+reads "alias", a callout `> [!note] Title` reads "Note — Title" above its
+content, block ids (`^abc123`) go. Code, fenced or inline, is left exactly as
+written: `` `[[x]]` `` is code about links, not a link, and holds no tags. An
+embed of another note (`![[Note]]`, `![[Note#Heading]]`) is listed in
+`ParsedDocument.embeds` and reads "[embedded: Note › Heading]" where it
+stands; the sync pulls the embedded note's passages in after it (the parser
+sees one file only). An image or other file embed stays a link.
 Headings that carry a date date the sections under them; a note with two or
 more dated headings is a log, and its newest section is what "now" means.
 """
@@ -13,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import PurePosixPath
 
 from apps.library.ingest.parsing.chunking import pack_text
 from apps.library.ingest.parsing.frontmatter import parse_frontmatter
@@ -25,14 +32,28 @@ _COMMENT = re.compile(r"%%.*?%%", re.S)
 _EMBED = re.compile(r"!\[\[([^\]|#]+)(?:#([^\]|]+))?(?:\|[^\]]*)?\]\]")
 _WIKILINK = re.compile(r"\[\[([^\]|#]*)(?:#([^\]|]+))?(?:\|([^\]]+))?\]\]")
 _HIGHLIGHT = re.compile(r"==(?=\S)(.+?)(?<=\S)==")
-_CALLOUT = re.compile(r"^(\s*>\s*)\[!(\w+)\][+-]?\s*(.*)$", re.M)
-_INLINE_TAG = re.compile(r"(?<![\w#&/])#([A-Za-z_][\w/-]*)")
-_INLINE_CODE = re.compile(r"(`+).+?\1")
+# `> [!note] Title`, `> [!my-type]- Folded`, and nested (`> > [!tip]`).
+_CALLOUT = re.compile(r"^(\s*>\s?)\[!([\w-]+)\][+-]?[ \t]*(.*)$")
+_CALLOUT_ANYWHERE = re.compile(r"^(\s*>[\s>]*)\[!([\w-]+)\][+-]?[ \t]*(.*)$", re.M)
+_QUOTED = re.compile(r"^\s*>\s?")
+# A block id ends its line (`Some text ^b15695`) or stands alone on it.
+_BLOCK_ID = re.compile(r"(?:[ \t]+|^)\^[A-Za-z0-9][A-Za-z0-9-]*[ \t]*$", re.M)
+_INLINE_TAG = re.compile(r"(?<![\w#&/\\])#([A-Za-z_][\w/-]*)")
+# Inline code: a run of backticks, then anything up to the same run (not
+# across a blank line, which ends a paragraph and so any code span in it).
+_INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)((?:(?!\n[ \t]*\n).)+?)(?<!`)\1(?!`)", re.S)
+_PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
+# Not tags: links (`[[#Heading]]`, `[x](#anchor)`), HTML (`<span style="color:#f00">`), URLs.
+_NOT_TAG_TEXT = re.compile(r"\[\[.*?\]\]|\]\([^)]*\)|<[^>\n]*>|\S+://\S+")
+# CSS colours (`#ff0000`, `#fff`): hex of a colour's length with a digit, or one letter repeated.
+_HEX_COLOUR = re.compile(r"[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8}")
+_NOTE_SUFFIXES = ("", ".md", ".markdown")
 _PRIVATE_MARK = re.compile(r"\s*<!--\s*private\s*-->\s*", re.I)
 
 BREADCRUMB_SEPARATOR = " › "
 DATED_HEADINGS_FOR_A_LOG = 2
 FIRST_HEADINGS_FOR_DATE = 3
+MAX_EMBEDS = 20  # notes pulled into one note; more stay links
 
 
 @dataclass
@@ -45,37 +66,122 @@ class _Section:
 
 def _wikilink_text(match: re.Match) -> str:
     target, heading, alias = match.group(1), match.group(2), match.group(3)
+    if heading and heading.startswith("^"):
+        heading = None  # a link to a block reads as its note
     if alias:
         return alias.strip()
     parts = [p.strip() for p in (target, heading) if p and p.strip()]
     return BREADCRUMB_SEPARATOR.join(parts)
 
 
+def is_note_target(target: str) -> bool:
+    """`![[Plan]]` or `![[Plan.md]]` embeds a note; `![[photo.png]]` a file."""
+    suffix = PurePosixPath(target.strip()).suffix.lower()
+    # "Meeting 2026.03" has a "suffix" that is no file type.
+    return suffix in _NOTE_SUFFIXES or not suffix[1:].isalpha()
+
+
+def embed_key(target: str, heading: str | None) -> str:
+    """How an embed is listed in ParsedDocument.embeds: "Note" or "Note#Heading"."""
+    target = target.strip()
+    heading = (heading or "").strip()
+    return f"{target}#{heading}" if heading and not heading.startswith("^") else target
+
+
 def _embed_text(match: re.Match) -> str:
-    parts = [p.strip() for p in (match.group(1), match.group(2)) if p and p.strip()]
+    heading = match.group(2) if match.group(2) and not match.group(2).startswith("^") else None
+    parts = [p.strip() for p in (match.group(1), heading) if p and p.strip()]
     return f"[embedded: {BREADCRUMB_SEPARATOR.join(parts)}]"
 
 
-def _callout_text(match: re.Match) -> str:
-    prefix, kind, title = match.group(1), match.group(2), match.group(3).strip()
-    label = kind.capitalize()
-    return f"{prefix}{label}: {title}" if title else f"{prefix}{label}:"
+def callout_label(kind: str, title: str) -> str:
+    """`[!note] Title` → "Note — Title"; `[!my-type]` → "My type"; a title that
+    only repeats the type (`> [!note] Note`) is said once."""
+    label = kind.replace("-", " ").replace("_", " ").strip().capitalize() or "Note"
+    title = title.strip()
+    if not title or title.lower() == label.lower():
+        return label
+    return f"{label} — {title}"
+
+
+def _callouts(lines: list[str]) -> list[str]:
+    """A callout's first line becomes its label on a line of its own (bold, so
+    the page shows it as the heading of what follows) and its content loses
+    one level of `>`; nested callouts are read the same way, inside out."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        match = _CALLOUT.match(lines[i])
+        if match is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        body: list[str] = []
+        i += 1
+        while i < len(lines) and _QUOTED.match(lines[i]):
+            body.append(_QUOTED.sub("", lines[i], count=1))
+            i += 1
+        out.append(f"**{callout_label(match.group(2), match.group(3))}**")
+        out.extend(_callouts(body))
+        out.append("")
+    return out
+
+
+def _callout_anywhere(match: re.Match) -> str:
+    # A callout inside a plain quote keeps its quote; its marker still reads as words.
+    return f"{match.group(1)}**{callout_label(match.group(2), match.group(3))}**"
+
+
+def _hide_inline_code(segment: str) -> tuple[str, list[str]]:
+    spans: list[str] = []
+
+    def hide(match: re.Match) -> str:
+        spans.append(match.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    return _INLINE_CODE.sub(hide, segment), spans
+
+
+def _restore_inline_code(segment: str, spans: list[str]) -> str:
+    return _PLACEHOLDER.sub(lambda m: spans[int(m.group(1))], segment)
 
 
 def normalise_obsidian(text: str) -> str:
-    """Obsidian syntax → readable text, leaving fenced code untouched."""
+    """Obsidian syntax → readable text, leaving fenced and inline code untouched."""
     out: list[str] = []
     for is_code, segment in _code_segments(text):
         if is_code:
             out.append(segment)
             continue
         segment = _COMMENT.sub("", segment)
+        segment, spans = _hide_inline_code(segment)
         segment = _EMBED.sub(_embed_text, segment)
         segment = _WIKILINK.sub(_wikilink_text, segment)
         segment = _HIGHLIGHT.sub(r"\1", segment)
-        segment = _CALLOUT.sub(_callout_text, segment)
-        out.append(segment)
+        segment = _BLOCK_ID.sub("", segment)
+        ends_with_newline = segment.endswith("\n")
+        segment = "\n".join(_callouts(segment.split("\n")))
+        if ends_with_newline and not segment.endswith("\n"):
+            segment += "\n"
+        segment = _CALLOUT_ANYWHERE.sub(_callout_anywhere, segment)
+        out.append(_restore_inline_code(segment, spans))
     return "".join(out)
+
+
+def note_embeds(text: str) -> list[str]:
+    """The notes (and headings) a note embeds, in order, each once; code excluded."""
+    found: list[str] = []
+    for is_code, segment in _code_segments(text):
+        if is_code:
+            continue
+        segment = _COMMENT.sub("", _INLINE_CODE.sub(" ", segment))
+        for match in _EMBED.finditer(segment):
+            if not is_note_target(match.group(1)):
+                continue
+            key = embed_key(match.group(1), match.group(2))
+            if key not in found:
+                found.append(key)
+    return found
 
 
 def _code_segments(text: str) -> list[tuple[bool, str]]:
@@ -103,15 +209,22 @@ def inline_tags(text: str) -> list[str]:
     for is_code, segment in _code_segments(text):
         if is_code:
             continue
+        # `#define` in inline code is code, not a tag, even across lines.
+        segment = _COMMENT.sub(" ", _INLINE_CODE.sub(" ", segment))
         for line in segment.splitlines():
             if _HEADING.match(line):
                 continue
-            # `#define` in inline code is code, not a tag.
-            for tag in _INLINE_TAG.findall(_INLINE_CODE.sub(" ", line)):
+            for tag in _INLINE_TAG.findall(_NOT_TAG_TEXT.sub(" ", line)):
                 tag = tag.lower().rstrip("/-")
-                if tag and tag not in tags:
+                if tag and tag not in tags and not _is_colour(tag):
                     tags.append(tag)
     return tags
+
+
+def _is_colour(tag: str) -> bool:
+    return bool(_HEX_COLOUR.fullmatch(tag)) and (
+        any(c.isdigit() for c in tag) or len(set(tag)) == 1
+    )
 
 
 def _heading_privacy(text: str, private_sections: set[str]) -> tuple[str, bool]:
@@ -209,6 +322,7 @@ def parse_markdown(text: str, *, fallback_title: str) -> ParsedDocument:
             record.tags.append(tag)
 
     parsed = ParsedDocument(title=title, kind="note", chunks=chunks, record=record)
+    parsed.embeds = note_embeds(front.body)[:MAX_EMBEDS]
     parsed.warnings.extend(front.warnings)
     if front.date:
         parsed.content_date, parsed.content_date_source = front.date, "frontmatter"

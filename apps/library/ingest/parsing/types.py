@@ -104,3 +104,6 @@ class ParsedDocument:
     # Pages whose text was recognised by OCR, and those of them that yielded none.
     ocr_pages: list[int] = field(default_factory=list)
     ocr_empty_pages: list[int] = field(default_factory=list)
+    # Notes this note embeds (`![[Note]]` → "Note", `![[Note#Heading]]` →
+    # "Note#Heading"): the sync pulls their passages in (apps.library.ingest.embeds).
+    embeds: list[str] = field(default_factory=list)

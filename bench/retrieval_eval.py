@@ -1,4 +1,4 @@
-"""Retrieval quality on two corpora, each ingested into its own throwaway Jarvis.
+"""Retrieval quality on three corpora, each ingested into its own throwaway Jarvis.
 
 **seed**: the external version-aware-rag benchmark (a fictional vault and 45
 golden questions; see its SCORING.md). The vault is one source (`personal/`
@@ -32,6 +32,13 @@ auto mode, the product's default). Prints:
   vault), which includes every `forbidden_sources` entry. Must be 0;
 - the misses.
 
+**third**: a real Obsidian vault nobody here wrote, the Obsidian Tasks
+plugin's documentation (`bench/corpora/tasks-docs/`, MIT, see its
+PROVENANCE.md), with 50 questions in users' own words written before any
+search of it. One source, every question searched in auto mode with `--limit
+5`. Prints found@1 and found@5 (a hit: a returned path is one of the
+question's expected notes) and the misses.
+
 **With a reranker** (`--reranker-url URL [--reranker-api jina|tei]
 [--reranker-model ID]` for a /rerank endpoint, `--reranker-dir DIR` for a
 cross-encoder ONNX export, or `--fake-reranker` for the word-overlap stand-in
@@ -39,7 +46,7 @@ of tests/fakes/rerank.py, which measures the pipeline and an HTTP round trip,
 not a model's quality): the same figures, plus the reranker's added
 milliseconds per search (mean and p95).
 
-    .venv/bin/python bench/retrieval_eval.py [BENCHMARK_DIR] [--corpus seed|household|both]
+    .venv/bin/python bench/retrieval_eval.py [BENCHMARK_DIR] [--corpus seed|household|both|third|all]
                                              [--verbose] [--json] [reranker options]
 """
 
@@ -57,6 +64,7 @@ from pathlib import Path
 from _support import DEFAULT_BENCHMARK, ROOT, Instance, percentile
 
 HOUSEHOLD = ROOT / "bench" / "corpora" / "household"
+THIRD = ROOT / "bench" / "corpora" / "tasks-docs"
 
 
 def main() -> None:
@@ -64,7 +72,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("benchmark", nargs="?", type=Path, default=DEFAULT_BENCHMARK)
-    parser.add_argument("--corpus", choices=["seed", "household", "both"], default="both")
+    parser.add_argument(
+        "--corpus", choices=["seed", "household", "both", "third", "all"], default="both"
+    )
     parser.add_argument(
         "--verbose", action="store_true", help="print each miss with what came back"
     )
@@ -95,12 +105,15 @@ def main() -> None:
 
     say = (lambda *a, **k: None) if args.json else print
     report = {}
-    if args.corpus in ("seed", "both"):
+    if args.corpus in ("seed", "both", "all"):
         say("== seed benchmark (version-aware-rag) ==")
         report["seed"] = seed_eval(args.benchmark, limit=args.limit, verbose=args.verbose, say=say)
-    if args.corpus in ("household", "both"):
+    if args.corpus in ("household", "both", "all"):
         say("\n== household corpus (bench/corpora/household) ==")
         report["household"] = household_eval(limit=args.limit, verbose=args.verbose, say=say)
+    if args.corpus in ("third", "all"):
+        say("\n== third corpus: a real Obsidian vault (bench/corpora/tasks-docs) ==")
+        report["third"] = third_eval(limit=args.limit, verbose=args.verbose, say=say)
     if args.json:
         print(json.dumps(report, indent=2))
     if fake is not None:
@@ -467,6 +480,64 @@ def household_score(
 def _corpus_path(result: dict) -> str:
     # Sources are named after their folder under the corpus root.
     return f"{result['source']}/{result['path']}"
+
+
+# --- third: a real vault ---------------------------------------------------------
+
+
+def third_eval(*, limit: int, verbose: bool, say) -> dict:
+    vault = (THIRD / "vault").resolve()
+    questions = json.loads((THIRD / "questions.json").read_text())
+    instance = Instance(vaults_root=vault.parent)
+    try:
+        instance.setup()
+        instance.manage(
+            "kb", "sources", "add", "--owner", "bench", "--name", "tasks", "--path", str(vault)
+        )
+        sync = json.loads(instance.manage("kb", "sync", "--json"))
+        say(
+            f"ingested {sync['seen']} files ({sync['added']} added, {len(sync['failed'])} failed), "
+            f"{sync['chunks_embedded']} chunks in {sync['seconds']:.1f}s"
+        )
+        configure_reranker(instance)
+        queries = _queries_file(instance, "third", [q["question"] for q in questions])
+        answers = instance.json_lines(
+            "kb", "search", "--user", "bench", "--limit", str(limit), "--queries-file", str(queries)
+        )
+    finally:
+        shutil.rmtree(instance.data_dir, ignore_errors=True)
+    at_1, at_k, misses = [], [], []
+    for question, answer in zip(questions, answers, strict=True):
+        paths = [r["path"] for r in answer["results"]]
+        expected = question["expected_sources"]
+        at_1.append(bool(paths) and paths[0] in expected)
+        at_k.append(any(p in expected for p in paths))
+        if not at_1[-1]:
+            misses.append((question, answer, at_k[-1]))
+    say(f"\nfound@1: {sum(at_1)}/{len(at_1)} = {100 * sum(at_1) / len(at_1):.1f}%")
+    say(f"found@{limit}: {sum(at_k)}/{len(at_k)} = {100 * sum(at_k) / len(at_k):.1f}%")
+    timing = rerank_ms(answers)
+    if timing:
+        say(f"\nreranker added per search: mean {timing['mean']} ms, p95 {timing['p95']} ms")
+    if misses:
+        say("\nnot first (* = not in the top 5 either):")
+        for question, answer, found in misses:
+            say(f"  {question['id']}{'' if found else ' *'} {question['question']}")
+            say(f"      expected {question['expected_sources']}")
+            if verbose:
+                for r in answer["results"]:
+                    say(
+                        f"      got {r['rank']}. {r['path']} › {r['section']} [{'+'.join(r['legs'])}]"
+                    )
+    return {
+        "found_at_1": _rate(at_1),
+        "found_at_k": _rate(at_k),
+        "rerank_ms": timing,
+        "misses": [
+            {"id": q["id"], "in_top_k": found, "paths": [r["path"] for r in a["results"]]}
+            for q, a, found in misses
+        ],
+    }
 
 
 # --- shared --------------------------------------------------------------------

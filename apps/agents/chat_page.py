@@ -54,11 +54,17 @@ def agent_chat_context(user: User, chat: Chat | None) -> dict | None:
         "mode_form": ModeForm(initial={"mode": session.mode}),
         "mode_help": MODE_HELP[session.mode],
         "mode_words": MODE_WORDS[session.mode],
+        "empty_state": {
+            "title": "Tell the agent what to do",
+            "text": f"It works on {profile.host if profile else 'its machine'} in "
+            f"{session.project_dir}: it reads files and runs commands there, in the mode shown "
+            "above. The terminal beside this chat is a shell in the same directory.",
+        },
         "composer_placeholder": (
             f"Tell the agent what to do on {profile.host if profile else 'its machine'} "
             f"in {session.project_dir}… (Ctrl+Enter to send)"
         ),
-        "modes": [(mode, label, MODE_HELP[mode]) for mode, label in AgentSession.Mode.choices],
+        "modes": [(mode, MODE_WORDS[mode], MODE_HELP[mode]) for mode in AgentSession.Mode.values],
         "socket": f"/ws/terminal/{chat.pk}/",
     }
 

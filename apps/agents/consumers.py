@@ -22,7 +22,7 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 
-from apps.agents.errors import SSHError
+from apps.agents.errors import HostKeyChanged, SSHError
 from apps.agents.terminal.registry import TERMINALS
 from apps.agents.terminal.session import Frame, Viewer, clamp_size
 from apps.agents.terminal.spec import terminal_plan_for
@@ -57,7 +57,9 @@ class TerminalConsumer(AuthenticatedConsumer):
         try:
             session = await TERMINALS.session_for(self.plan.spec, size)
         except SSHError as exc:
-            await self._fail(str(exc), "")
+            # A changed host key is fixed on the profile's page (forget the pinned key).
+            fix = f"{self.plan.fix_url}#forget" if isinstance(exc, HostKeyChanged) else ""
+            await self._fail(str(exc), fix)
             return
         self.viewer = Viewer(send=self._send_frame, on_drop=self._dropped, size=size)
         self.session = session

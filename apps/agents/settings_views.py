@@ -166,6 +166,14 @@ def profile_accept(request: HttpRequest, pk: int) -> HttpResponse:
     check = services.profile_check(
         user=request.user, profile=profile, accept_host_key=True, expected_fingerprint=shown
     )
+    if check.ok:
+        # Post/redirect/get: a reload of the page shows the profile, not a
+        # second accept (nor a 405 for a GET of this address).
+        messages.success(
+            request,
+            f"Accepted the host key {check.fingerprint}. Connected: {check.uname}",
+        )
+        return redirect("ssh_profiles:detail", pk=profile.pk)
     moved = shown if check.needs_acceptance and check.fingerprint != shown else ""
     return _profile_page(request, profile, check=check, accepted=moved)
 

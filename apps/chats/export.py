@@ -63,14 +63,14 @@ STATES = {"ok": "done", "error": "failed", "refuse": "not run", "denied": "denie
 
 
 def activity_markdown(activity: list[dict]) -> str:
-    """What the reply did before answering: a line per tool, and an agent's
-    commands and file changes whole, each with its outcome and output."""
-    lines, blocks = [], []
+    """What the reply did before answering: an agent's commands and file
+    changes, whole, each with its outcome and output. (Library searches are
+    the model's reading, not the person's record; the sources list covers them.)"""
+    blocks = []
     for entry in activity:
         state = STATES.get(entry.get("state", ""), entry.get("state", ""))
         details = entry.get("details")
         if not details:
-            lines.append(f"- Used `{entry.get('name', '')}` ({state})")
             continue
         what = details.get("label", entry.get("name", ""))
         block = [
@@ -91,7 +91,7 @@ def activity_markdown(activity: list[dict]) -> str:
             if cut:
                 block.append(f"({cut:,} more characters not kept)")
         blocks.append("\n\n".join(b for b in block if b))
-    return "\n\n".join(p for p in ("\n".join(lines), *blocks) if p)
+    return "\n\n".join(blocks)
 
 
 def _fenced(text: str, lang: str = "") -> str:

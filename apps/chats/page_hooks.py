@@ -9,7 +9,8 @@ function returns a dict (None: the hook shows nothing on this page). Inside a
 slot template, `hook` is that dict, beside the page's own context.
 
 A hook's context may also carry "composer_placeholder", the words in the
-message box for that kind of chat. Slots: "head" (stylesheets and scripts,
+message box for that kind of chat, and "empty_state" ({title, text}), what a
+chat of that kind says before its first message. Slots: "head" (stylesheets and scripts,
 in <head>), "sidebar" (under "New chat"), "tools" (the chat's header),
 "panel" (beside the conversation on a wide screen, below it on a narrow one).
 """
@@ -54,7 +55,7 @@ def chat_page_hooks_for(user: User, chat: Chat | None) -> dict:
     include, and whether any shown hook needs inline styles."""
     slots: dict[str, list[dict]] = {slot: [] for slot in SLOTS}
     inline_styles = False
-    placeholder = ""
+    placeholder, empty_state = "", None
     for hook in HOOKS:
         context = hook.context(user, chat)
         if context is None:
@@ -62,10 +63,12 @@ def chat_page_hooks_for(user: User, chat: Chat | None) -> dict:
         inline_styles = inline_styles or hook.inline_styles
         # A chat kind may say what its composer asks for ("Tell the agent…").
         placeholder = placeholder or context.get("composer_placeholder", "")
+        empty_state = empty_state or context.get("empty_state")
         for slot, template in hook.templates.items():
             slots[slot].append({"template": template, "context": context})
     return {
         "chat_slots": slots,
         "inline_styles": inline_styles,
         "composer_placeholder": placeholder,
+        "empty_state": empty_state,
     }

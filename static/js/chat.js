@@ -74,25 +74,6 @@
     if (message && !window.confirm(message)) event.preventDefault();
   }, true);
 
-  // Copy an answer's Markdown (with its sources): the text waits in a hidden
-  // textarea beside the reply; the button says when it is done.
-  document.addEventListener("click", function (event) {
-    var button = event.target.closest ? event.target.closest("[data-copy]") : null;
-    if (!button) return;
-    var source = document.getElementById(button.getAttribute("data-copy"));
-    if (!source) return;
-    var label = button.textContent;
-    function said(text) {
-      button.textContent = text;
-      setTimeout(function () { button.textContent = label; }, 1500);
-    }
-    if (!navigator.clipboard) { said("Copy failed"); return; }
-    navigator.clipboard.writeText(source.value).then(
-      function () { said("Copied"); },
-      function () { said("Copy failed"); }
-    );
-  });
-
   // Each reply's Regenerate offers the other models from the page's one list
   // (chat.html), so a reply appended by a send carries no list of its own.
   function regenerateModels(root) {

@@ -57,7 +57,8 @@ async function start(panel) {
   const attachButton = panel.querySelector("[data-terminal-attach]");
   const restartButton = panel.querySelector("[data-terminal-restart]");
   const fixLink = panel.querySelector("[data-terminal-fix]");
-  const toggle = panel.querySelector("[data-terminal-toggle]");
+  // The panel's own Hide/Show and the chat header's "Hide terminal".
+  const toggles = document.querySelectorAll("[data-terminal-toggle]");
   const body = panel.querySelector("[data-terminal-body]");
 
   const terminal = new Terminal({
@@ -88,11 +89,14 @@ async function start(panel) {
   const setOpen = (open) => {
     body.hidden = !open;
     panel.dataset.open = String(open);
-    toggle.textContent = open ? "Hide" : "Show";
-    toggle.setAttribute("aria-expanded", String(open));
+    for (const toggle of toggles) {
+      const label = open ? toggle.dataset.openLabel : toggle.dataset.closedLabel;
+      toggle.textContent = label || (open ? "Hide" : "Show");
+      toggle.setAttribute("aria-expanded", String(open));
+    }
     if (open) refit();
   };
-  toggle.addEventListener("click", () => setOpen(body.hidden));
+  for (const toggle of toggles) toggle.addEventListener("click", () => setOpen(body.hidden));
   setOpen(true);
 
   let socket = null;

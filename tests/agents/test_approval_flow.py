@@ -182,7 +182,8 @@ def test_the_card_approves_only_the_ticked_calls_and_says_what_each_does(
     card = approvals.waiting_card(answer)
     first, second = (c["id"] for c in card.payload["calls"])
     response = client.post(f"/chat/approval/{card.pk}/", {"decision": "approve", "call": [second]})
-    assert response.status_code == 200 and "Denied" in response.content.decode()
+    assert response.status_code == 200
+    assert "Run a command — denied; Run a command — approved" in response.content.decode()
     card.refresh_from_db()
     assert card.payload["answers"] == {first: False, second: True}
     assert resumed == [answer.pk]
@@ -579,3 +580,27 @@ def test_a_reply_waiting_on_a_card_says_so_in_words(agent_owner, sshd, project, 
     run_turn(agent_owner, "build it", chat=chat)
     page = signed_in(agent_owner).get(f"/chat/{chat.pk}/").content.decode()
     assert "nothing runs until you answer" in page and "Approve all (switch to Auto)" in page
+
+
+def test_a_reply_waiting_for_approval_is_regenerated_only_after_stop(
+    agent_owner, sshd, project, local_model, llm
+):
+    from apps.chats.services import reply_regenerate
+    from apps.core.errors import Conflict
+
+    chat = agent_chat(agent_owner, sshd, project)
+    llm.queue(Reply(tool_calls=[append_call()]))
+    _, answer = run_turn(agent_owner, "build it", chat=chat)
+    client = signed_in(agent_owner)
+    refused = client.post(f"/chat/{chat.pk}/regenerate/{answer.pk}/", HTTP_HX_REQUEST="true")
+    assert refused.status_code == 409  # the card still waits: one turn at a time
+    with pytest.raises(Conflict):
+        reply_regenerate(user=agent_owner, chat=chat, reply=answer)
+
+    assert client.post(f"/chat/{chat.pk}/stop/{answer.pk}/").status_code == 204
+    llm.queue(Reply(text="Thought better of it."))
+    new = start(reply_regenerate(user=agent_owner, chat=chat, reply=answer))
+    assert new.text == "Thought better of it." and runs(project) == 0
+    answer.refresh_from_db()
+    assert answer.status == Message.Status.STOPPED  # the old reply and its card stay
+    assert answer.actions.get().status == "dismissed"

@@ -17,15 +17,10 @@ from apps.chats import services
 from apps.chats.history import search_history
 from apps.chats.models import Chat, Message
 from apps.chats.runner import reply_start
-from tests.chats import test_approvals
 from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-# A test approval policy (reads run, `scribble` waits for the person).
-policy = test_approvals.policy
-RAN = test_approvals.RAN
 
 
 def signed_in(user) -> Client:
@@ -303,23 +298,3 @@ def test_existing_chats_are_linked_into_one_line(owner):
     assert chat.leaf_id == rows[-1].pk
     parents = [Message.objects.get(pk=m.pk).parent_id for m in rows]
     assert parents == [None, rows[0].pk, rows[1].pk, rows[2].pk]
-
-
-def test_a_reply_waiting_for_approval_is_regenerated_only_after_stop(
-    owner, local_model, llm, policy, started
-):
-    llm.queue(Reply(tool_calls=[("scribble", '{"text": "x"}')]))
-    chat, answer = run_turn(owner, "write it")
-    assert answer.status == Message.Status.WAITING
-    client = signed_in(owner)
-    refused = client.post(f"/chat/{chat.pk}/regenerate/{answer.pk}/", HTTP_HX_REQUEST="true")
-    assert refused.status_code == 409  # the card still waits: one turn at a time
-
-    assert client.post(f"/chat/{chat.pk}/stop/{answer.pk}/").status_code == 204
-    llm.queue(Reply(text="Thought better of it."))
-    client.post(f"/chat/{chat.pk}/regenerate/{answer.pk}/", HTTP_HX_REQUEST="true")
-    new = finish(Message.objects.get(pk=started[-1]))
-    assert new.text == "Thought better of it." and RAN == []
-    answer.refresh_from_db()
-    assert answer.status == Message.Status.STOPPED  # the old reply and its card stay
-    assert answer.actions.get().status == "dismissed"

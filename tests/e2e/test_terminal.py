@@ -253,7 +253,7 @@ def test_an_approval_card_in_the_browser_lets_a_command_run(
         page.click("[data-testid=send]")
         card = page.locator("[data-testid=approval-card]")
         card.wait_for(timeout=15_000)
-        assert "shell_run" in card.inner_text() and "echo approved" in card.inner_text()
+        assert "Run a command" in card.inner_text() and "echo approved" in card.inner_text()
         assert not (sshd.home / project.rsplit("/", 1)[-1] / "card.txt").exists()
         screenshot(page, "agent-approval-card")
         card.locator("button[value=approve]").click()

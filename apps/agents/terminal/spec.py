@@ -78,4 +78,4 @@ def terminal_plan_for(user: User, chat_id: int) -> TerminalPlan | None:
         project_dir=session.project_dir,
         connection_key=connection_key(profile),
     )
-    return TerminalPlan(spec=spec)
+    return TerminalPlan(spec=spec, fix_url=fix_url)

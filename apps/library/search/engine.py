@@ -36,6 +36,7 @@ from apps.library.search.fusion import fuse
 from apps.library.search.legs import keyword_leg, vector_leg
 from apps.library.search.query import Filters
 from apps.library.search.records import record_leg
+from apps.library.search.relevance import is_relevant, similarities
 from apps.library.search.rerank import Reranker, configured_reranker
 from apps.library.search.results import Response, duplicate_paths, to_result
 from apps.library.search.versions import (
@@ -113,6 +114,10 @@ def search(
             chosen = [c for c in chosen if c.current]
     files = duplicate_paths({c.chunk.document_id for c in chosen})
     results = [to_result(c, rank, files) for rank, c in enumerate(chosen, start=1)]
+    closeness = similarities(vector, [r.chunk_id for r in results], state.generation)
+    for result in results:
+        result.similarity = closeness.get(result.chunk_id)
+        result.relevant = is_relevant(result.legs, result.similarity)
     elapsed = (time.perf_counter() - started) * 1000
     return Response(
         query=query,

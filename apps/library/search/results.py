@@ -44,6 +44,10 @@ class Result:
     sharing: str
     cloud: str
     private: bool
+    # Cosine similarity to the question (None when it was not computed) and
+    # whether the passage passed the relevance floor (apps.library.search.relevance).
+    similarity: float | None = None
+    relevant: bool = True
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -60,6 +64,11 @@ class Response:
     results: list[Result]
     elapsed_ms: float = 0.0
     rerank_ms: float = 0.0  # of elapsed_ms, the reranker's share (0 when none ran)
+
+    @property
+    def relevant(self) -> list[Result]:
+        """The results that passed the relevance floor."""
+        return [r for r in self.results if r.relevant]
 
 
 # The fields a search reads (results, versions, fusion): only these are loaded.

@@ -47,7 +47,7 @@ from apps.library.selectors import chunks_visible_to, visible_to
 from apps.library.services import adding
 from apps.library.services.adding import file_add
 from apps.library.services.documents import document_ingest
-from apps.library.services.sources import source_register
+from apps.library.services.sources import private_dir_notes, source_register
 from apps.library.stats import library_stats
 
 
@@ -155,6 +155,9 @@ class Command(SubcommandCommand):
             project_dirs=options["project_dirs"],
         )
         self.stdout.write(str(source.pk))
+        # On stderr: scripts read the id from stdout.
+        for note in private_dir_notes(source):
+            self.stderr.write(note)
 
     def sources_list(self, options: dict) -> None:
         rows = [_source_dict(s) for s in Source.objects.select_related("owner").order_by("id")]
@@ -322,6 +325,8 @@ class Command(SubcommandCommand):
             "annotation",
             "sharing",
             "cloud",
+            "similarity",
+            "relevant",
         ]
         data = {
             "query": query,

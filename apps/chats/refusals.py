@@ -48,8 +48,28 @@ def is_refusal(text: str) -> bool:
     return bool(_REFUSAL.search(text.replace("’", "'")))
 
 
-def searched(tool_names) -> bool:
-    return any(name in SEARCH_TOOLS for name in tool_names)
+# What a look-up that found nothing says (search_notes, list_documents,
+# search_chat_history, the project tools, possibly inside <retrieved_data>).
+_EMPTY = re.compile(
+    r"^(?:<retrieved_data>\s*)?(?:Ignored filters[^\n]*?\.\s*)?"
+    r"No (?:passages match|documents match|earlier conversation matches|project called"
+    r"|(?:\w+ )?projects in the registry)",
+)
+
+
+def found_something(entry: dict) -> bool:
+    """A look-up in the reply's activity that returned something: an error, an
+    empty or negative result (or a first search with nothing relevant) is
+    "no search yet", so a refusal after it is still sent back once."""
+    if entry.get("first"):
+        return bool(entry.get("found"))
+    if entry.get("state") != "ok":
+        return False
+    return not _EMPTY.match(str(entry.get("result") or ""))
+
+
+def searched(activity) -> bool:
+    return any(entry["name"] in SEARCH_TOOLS and found_something(entry) for entry in activity)
 
 
 def refused_unsearched(generation, specs) -> bool:
@@ -58,11 +78,7 @@ def refused_unsearched(generation, specs) -> bool:
     offered = {spec.name for spec in specs}
     blocks = generation.turns[-1]["blocks"] if generation.turns else []
     text = "".join(b["text"] for b in blocks if b["type"] == "text")
-    return (
-        bool(offered & SEARCH_TOOLS)
-        and not searched(entry["name"] for entry in generation.activity)
-        and is_refusal(text)
-    )
+    return bool(offered & SEARCH_TOOLS) and not searched(generation.activity) and is_refusal(text)
 
 
 def ask_to_search(generation, conversation: list[dict], text_before: str) -> None:

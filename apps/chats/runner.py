@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from dataclasses import fields
 
@@ -26,6 +27,7 @@ from apps.chats import approvals, citations, refusals, rounds, setup, tools
 from apps.chats.attachments import attachment_ids, pending_attachments
 from apps.chats.compaction import maybe_compact
 from apps.chats.fallback import search_fallback
+from apps.chats.first_search import first_search, is_context_overflow
 from apps.chats.live import REGISTRY, Generation, flush, flusher, setup_slot
 from apps.chats.models import Message
 from apps.chats.reply import Reply
@@ -54,6 +56,11 @@ ROUND_LIMIT_NOTE = "Stopped: the model kept calling tools without answering."
 ATTACHMENT_WAIT, ATTACHMENT_POLL = 90.0, 0.5
 ATTACHMENT_LATE_NOTE = "An attachment was still being read; this answer may not include it."
 UNCITED_NOTE = "Uncited: this answer does not say which passages it relies on."
+SHRUNK_NOTE = (
+    "The model's server said the request was too long for its context, so the passages "
+    "were shortened and it was asked again."
+)
+PRIVACY_NOTE = "No model call was made with these notes."
 
 
 def reply_start(message_id: int, chat_id: int) -> Generation:
@@ -151,16 +158,80 @@ async def _turn(generation: Generation, *, resume: bool = False) -> None:
     if turn.model.supports_tools:
         # Offering a tool may read the database (an agent chat's session).
         specs = await sync_to_async(tools.tool_specs, thread_sensitive=False)(ctx)
-    conversation = [*turn.history, *question_turn]
+    retrieved = None
+    if not resume:
+        try:
+            retrieved = await _first_search(generation, turn, ctx)
+        except tools.PrivacyStop as stop:
+            _privacy_stopped(generation, stop)
+            return
+    conversation = [*turn.history, *_with_retrieved(question_turn, retrieved)]
     if resume:
         # The reply so far ends with the round of calls the person has answered.
         conversation += generation.turns
         if not await _answered_round(generation, turn, ctx, conversation):
             return
-    answer_blocks = await _tool_loop(generation, turn, ctx, conversation, specs)
+    try:
+        answer_blocks = await _tool_loop(generation, turn, ctx, conversation, specs)
+    except ProviderError as exc:
+        if not (retrieved and is_context_overflow(exc) and not generation.turns):
+            raise
+        # Too long for the server's context: shorter passages, once, said so.
+        shrunk = await sync_to_async(first_search, thread_sensitive=False)(
+            ctx, turn.question.text, shrunk=True
+        )
+        conversation = [*turn.history, *_with_retrieved(question_turn, shrunk)]
+        generation.notes.append(SHRUNK_NOTE)
+        generation.touch("notes")
+        answer_blocks = await _tool_loop(generation, turn, ctx, conversation, specs)
     if answer_blocks is None:
         return  # a privacy stop (the fixed message is the reply), or waiting for approval
     await _finish_citations(generation, turn, ctx, conversation, specs, answer_blocks)
+
+
+async def _first_search(generation: Generation, turn, ctx) -> str | None:
+    """Retrieval first (apps.chats.first_search): the passages for the
+    question, shown in the reply's activity like a search the model ran."""
+    if turn.question is None:
+        return None
+    generation.status_line = "Searching your notes…"
+    generation.touch("status")
+    block = await sync_to_async(first_search, thread_sensitive=False)(ctx, turn.question.text)
+    if block is None:
+        return None
+    found = ctx.extras.get("first_search", {}).get("passages", [])
+    generation.activity.append(
+        {
+            "id": "first-search",
+            "name": "search_notes",
+            "arguments": json.dumps({"query": turn.question.text})[:500],
+            "state": "ok",
+            "result": f"{len(found)} relevant passage{'s' if len(found) != 1 else ''}",
+            "first": True,
+            "found": len(found),
+        }
+    )
+    generation.touch("activity")
+    await rounds.after_tools(generation, turn, ctx)  # local-only passages: the chat turns private
+    return block
+
+
+def _with_retrieved(question_turn: list[dict], retrieved: str | None) -> list[dict]:
+    """The question as sent in this request, with the first search's passages
+    after it (the stored question is left as the person wrote it)."""
+    if not retrieved or not question_turn:
+        return list(question_turn)
+    *before, last = question_turn
+    block = {"type": "text", "text": retrieved}
+    return [*before, {**last, "blocks": [*last["blocks"], block]}]
+
+
+def _privacy_stopped(generation: Generation, stop: Exception) -> None:
+    generation.usage["stop_reason"] = "privacy"
+    generation.turns = []
+    generation.text = str(stop)
+    generation.notes.append(PRIVACY_NOTE)
+    generation.touch("answer", "activity", "notes")
 
 
 async def _attachments_indexed(generation: Generation, turn) -> None:
@@ -300,7 +371,7 @@ async def _finish_citations(generation, turn, ctx, conversation, specs, answer_b
     if ctx.passages:
         final = _text_of(answer_blocks)
         _, used, _ = citations.verify(final, valid)
-        if not used and specs:
+        if not used and specs and not refusals.is_refusal(final):
             # Asked once; the retry replaces the answer only if it now cites.
             conversation.append({"role": "user", "blocks": [{"type": "text", "text": ASK_TO_CITE}]})
             before_text, before_turns = generation.text, list(generation.turns)
@@ -320,7 +391,7 @@ async def _finish_citations(generation, turn, ctx, conversation, specs, answer_b
     if invalid:
         generation.usage["invalid_citations"] = invalid
         generation.notes.append(citations.removed_note(invalid))
-    if ctx.passages and not used:
+    if ctx.passages and not used and not refusals.is_refusal(generation.text):
         generation.notes.append(UNCITED_NOTE)
     for caveat in ctx.caveats:
         generation.notes.append(caveat)

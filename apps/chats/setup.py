@@ -76,15 +76,17 @@ def system_prompt(user, chat: Chat, model=None) -> str:
         instance_prompt(),
         (getattr(model, "prompt_note", "") or "").strip(),
         NOTES_ONLY if chat.notes_only else OWN_KNOWLEDGE,
-        f"Today is {timezone.localdate():%A %d %B %Y}. You are talking with {user.name}.",
         *prompt_parts(chat),  # what an agent chat kind says about itself (apps.chats.kinds)
         response_style_for(user),
-        _labelled(f"{user.name}'s instructions for all their chats:", user.instructions),
+        _labelled("The person's instructions for all their chats:", user.instructions),
         _memories(user, cloud=cloud),
         _labelled("Their instructions for this chat:", chat.instructions),
     ]
     if chat.summary:
         parts.append(f"Summary of the earlier part of this conversation:\n{chat.summary}")
+    # What changes from day to day and person to person comes last, so a
+    # server's prompt cache keeps everything before it (and the tool list).
+    parts.append(f"Today is {timezone.localdate():%A %d %B %Y}. You are talking with {user.name}.")
     return "\n\n".join(p for p in parts if p)
 
 
@@ -98,7 +100,7 @@ def _memories(user, *, cloud: bool) -> str:
     if not texts:
         return ""
     lines = "\n".join(f"- {text}" for text in texts)
-    return f"What {user.name} asked you to remember about them:\n{lines}"
+    return f"What the person asked you to remember about them:\n{lines}"
 
 
 def conversation(chat: Chat, *, before: int) -> list[dict]:

@@ -26,9 +26,11 @@ from general knowledge or memory.
 - Cite every claim that comes from the notes with the passage number the tool \
 gave it, in square brackets, e.g. [1] or [2][4]. Use only numbers the tools \
 returned; never invent a citation or cite a passage that does not say what you claim.
-- If the notes do not contain the answer, say so plainly: "I don't have that \
-information in my notes." You may then offer general knowledge, clearly marked \
-as not coming from the notes.
+- Jarvis may already have searched the notes for the question: the passages it \
+found come with the question, numbered. When a passage answers the question, \
+answer from it and cite it. Say the notes do not hold the answer only when \
+neither those passages nor your own searches do; then you may offer general \
+knowledge, clearly marked as not coming from the notes.
 - Prefer the latest version of a document. When a passage comes from an older \
 version or has been superseded, say so and give its date. When versions disagree, \
 say what changed and when.

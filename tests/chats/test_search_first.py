@@ -26,12 +26,14 @@ def last_user_text(request) -> str:
 def test_a_refusal_without_a_search_is_sent_back_once_asking_to_search(
     owner, notes, local_model, llm
 ):
+    # Jarvis's own first search finds nothing relevant for this wording, so
+    # the turn has not really searched yet.
     llm.queue(
-        Reply(text="I don't know when the boiler was serviced."),
+        Reply(text="I don't know who fixed the kitchen tap."),
         Reply(tool_calls=[("search_notes", json.dumps({"query": "boiler serviced"}))]),
         Reply(text="It was serviced on 3 March [1]."),
     )
-    _, answer = run_turn(owner, "When was the boiler serviced?")
+    _, answer = run_turn(owner, "Who fixed the kitchen tap?")
     assert len(llm.chat_requests) == 3
     assert last_user_text(llm.chat_requests[1]) == SEARCH_FIRST
     assert answer.text == "It was serviced on 3 March [1]."
@@ -39,14 +41,23 @@ def test_a_refusal_without_a_search_is_sent_back_once_asking_to_search(
     assert "I don't know" not in json.dumps(answer.turns)  # the refusal is not kept
 
 
-def test_a_refusal_after_a_search_stands(owner, notes, local_model, llm):
+def test_a_refusal_after_a_search_that_found_passages_stands(owner, notes, local_model, llm):
+    llm.queue(Reply(text="I don't have that information in my notes."))
+    _, answer = run_turn(owner, "When was the boiler serviced?")
+    assert len(llm.chat_requests) == 1  # the first search found the boiler note
+    assert answer.text == "I don't have that information in my notes."
+
+
+def test_a_refusal_after_an_empty_search_is_sent_back_once(owner, notes, local_model, llm):
     llm.queue(
         Reply(tool_calls=[("search_notes", json.dumps({"query": "car insurance"}))]),
         Reply(text="I don't have that information in my notes."),
+        Reply(text="Nothing in your notes says who insures the car."),
     )
     _, answer = run_turn(owner, "Who insures the car?")
-    assert SEARCH_FIRST not in json.dumps([r.json for r in llm.chat_requests])
-    assert answer.text == "I don't have that information in my notes."
+    assert "No passages match" in json.dumps(llm.chat_requests[1].json)
+    assert last_user_text(llm.chat_requests[2]) == SEARCH_FIRST
+    assert answer.text == "Nothing in your notes says who insures the car."
 
 
 def test_the_follow_up_is_sent_only_once(owner, notes, local_model, llm):

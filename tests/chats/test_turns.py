@@ -43,7 +43,9 @@ def test_a_turn_searches_cites_and_records_everything(owner, notes, local_model,
     assert answer.text == "Priya replaced the valve [1]."
     [citation] = answer.citations
     assert citation["path"].startswith("home/boiler_2026-10") and citation["is_latest"]
-    assert [a["name"] for a in answer.activity] == ["search_notes"]
+    # Jarvis's own first search, then the model's.
+    assert [a["name"] for a in answer.activity] == ["search_notes", "search_notes"]
+    assert answer.activity[0]["first"] and not answer.activity[1].get("first")
     assert answer.model_label == "home:local-7b"
     # The tool result reached the model as labelled data.
     tool_message = next(m for m in llm.chat_requests[-1].json["messages"] if m["role"] == "tool")

@@ -6,6 +6,7 @@ cloud-allowed content inside `search()` and the document lookups."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from django.db.models import Count
 
@@ -61,55 +62,129 @@ def search_notes(ctx: TurnContext, args: dict) -> str:
     query = str(args.get("query") or "").strip()
     if not query:
         raise ToolError("search_notes needs a query")
-    tags = args.get("tags") or []
-    filters = Filters(
-        source_ids=parse_ids(_as_list(args.get("collections"))) or None,
-        category=str(args.get("category") or ""),
-        status=str(args.get("status") or ""),
-        entity=str(args.get("entity") or ""),
-        tags=[str(t) for t in tags] if isinstance(tags, list) else [str(tags)],
-    )
-    _scope(ctx, filters)
+    filters, dropped = known_filters(ctx, args)
     mode = str(args.get("mode") or "auto")
     if mode not in ("auto", "present", "history", "lookup"):
         mode = "auto"
-    response = search(
-        user=ctx.user,
-        query=query,
-        mode=mode,
-        limit=SEARCH_LIMIT,
-        cloud_only=ctx.cloud,
-        filters=filters,
-        latest_only=bool(args.get("latest_only")),
-        for_cloud_model=ctx.cloud,  # the question goes to that model anyway
+    found = passages_for(
+        ctx, query=query, mode=mode, filters=filters, latest_only=bool(args.get("latest_only"))
     )
-    if ctx.cloud:
-        _hold_back(ctx, query, mode, filters)
-    if not response.results:
-        return f"No passages match {query!r} (time mode {response.mode})."
-    passages = [ctx.number(passage_from_result(r, ctx.user)) for r in response.results]
+    note = ""
+    if dropped:
+        # A small model copies filter values it made up; a filter that matches
+        # nothing in this library would only hide the answer.
+        note = f"Ignored filters that match nothing in this library: {', '.join(dropped)}. "
+    if not found.passages:
+        return f"{note}No passages match {query!r} (time mode {found.mode})."
+    return note + found.text
+
+
+@dataclass
+class Found:
+    """A turn's search: the mode it ran in, the relevant passages (numbered
+    for this turn) and their text as the model reads it."""
+
+    mode: str
+    passages: list[Passage]
+    text: str
+
+
+def passages_for(
+    ctx: TurnContext,
+    *,
+    query: str,
+    mode: str = "auto",
+    filters: Filters | None = None,
+    latest_only: bool = False,
+    limit: int = SEARCH_LIMIT,
+    max_chars: int | None = None,
+) -> Found:
+    """Search as the person (on a cloud model: cloud-allowed content only, and
+    the hold-back rule) and number the relevant passages for this turn. The
+    same search asked twice in a turn (the first search, then the model's own
+    call with the question) runs once."""
+    filters = filters or Filters()
+    _scope(ctx, filters)
+    key = (query, mode, repr(filters), latest_only, ctx.cloud)
+    cache = ctx.extras.setdefault("searches", {})
+    if key not in cache:
+        response = search(
+            user=ctx.user,
+            query=query,
+            mode=mode,
+            limit=SEARCH_LIMIT,
+            cloud_only=ctx.cloud,
+            filters=filters,
+            latest_only=latest_only,
+        )
+        if ctx.cloud:
+            _hold_back(ctx, query, mode, filters)
+        cache[key] = response
+    response = cache[key]
+    relevant = response.relevant[:limit]
+    passages = [ctx.number(passage_from_result(r, ctx.user)) for r in relevant]
     # A result's note (e.g. a newer version of it could not be read) travels with it.
     lines = [
-        f"{p.label()}\n{p.result.text}" + (f"\n(Note: {p.result.note})" if p.result.note else "")
+        f"{p.label()}\n{_cut(p.result.text, max_chars)}"
+        + (f"\n(Note: {p.result.note})" if p.result.note else "")
         for p in passages
     ]
     footer = f"Time mode: {response.mode}."
     if ctx.cloud and MIXED_CAVEAT in ctx.caveats:
         footer += " " + MIXED_CAVEAT
-    return wrap(lines, footer)
+    return Found(mode=response.mode, passages=passages, text=wrap(lines, footer))
+
+
+def _cut(text: str, max_chars: int | None) -> str:
+    if max_chars is None or len(text) <= max_chars:
+        return text
+    return text[:max_chars].rsplit(" ", 1)[0] + " …"
+
+
+def known_filters(ctx: TurnContext, args: dict) -> tuple[Filters, list[str]]:
+    """The search's filters from a tool call's arguments, without those that
+    match no value in the person's library (said back to the model)."""
+    dropped: list[str] = []
+    documents = visible_to(ctx.user)
+    collections = parse_ids(_as_list(args.get("collections"))) or None
+    if collections:
+        known = set(documents.filter(source_id__in=collections).values_list("source_id", flat=True))
+        if not known:
+            dropped.append(f"collections={collections}")
+            collections = None
+    values = {}
+    for name, column in (
+        ("category", "category"),
+        ("status", "record_status"),
+        ("entity", "entity"),
+    ):
+        value = str(args.get(name) or "").strip()
+        if value and not documents.filter(**{f"{column}__iexact": value}).exists():
+            dropped.append(f"{name}={value!r}")
+            value = ""
+        values[name] = value
+    raw_tags = args.get("tags") or []
+    tags = [str(t) for t in raw_tags] if isinstance(raw_tags, list) else [str(raw_tags)]
+    kept_tags = []
+    for tag in tags:
+        if documents.filter(tag_rows__tag=tag.lstrip("#").lower()).exists():
+            kept_tags.append(tag)
+        else:
+            dropped.append(f"tag={tag!r}")
+    filters = Filters(source_ids=collections, tags=kept_tags, **values)
+    return filters, dropped
 
 
 def _hold_back(ctx: TurnContext, query: str, mode: str, filters) -> None:
     """On a cloud model, what does the question match among everything the
-    person may read? The semantic leg always returns nearest neighbours, so a
-    match is a passage the keyword leg found (or, when no word matched at all,
-    one of the three nearest). If every match is local-only, nothing is sent
-    (PrivacyStop); if some are, the reply carries the fixed caveat."""
-    # No reranker: only which passages match counts here, not their order.
-    everything = search(
-        user=ctx.user, query=query, mode=mode, limit=SEARCH_LIMIT, filters=filters, reranker=None
-    ).results
-    matches = [r for r in everything if "keyword" in r.legs] or everything[:3]
+    person may read? Only passages past the relevance floor count (the
+    semantic leg always returns nearest neighbours, so "nothing relevant"
+    is a real answer: a general question is then answered as one). If every
+    relevant match is local-only, nothing is sent (PrivacyStop); if some
+    are, the reply carries the fixed caveat."""
+    matches = search(
+        user=ctx.user, query=query, mode=mode, limit=SEARCH_LIMIT, filters=filters
+    ).relevant
     held_back = [r for r in matches if r.cloud == "local-only"]
     if held_back and len(held_back) == len(matches):
         raise PrivacyStop(LOCAL_ONLY_STOP)
@@ -266,10 +341,11 @@ def remove_document(ctx: TurnContext, args: dict) -> str:
     )
 
 
+# No example values: a small model copies them ("job_application", "a company").
 _FILTERS = {
-    "category": {"type": "string", "description": "record category, e.g. job_application"},
-    "status": {"type": "string", "description": "record status, e.g. rejected"},
-    "entity": {"type": "string", "description": "record entity, e.g. a company"},
+    "category": {"type": "string", "description": "a record category the library has"},
+    "status": {"type": "string", "description": "a record status the library has"},
+    "entity": {"type": "string", "description": "a record entity the library has"},
 }
 
 

@@ -161,3 +161,43 @@ def test_a_chat_whose_profile_was_deleted_says_so(client, agent_owner, agent_cha
     client.force_login(agent_owner)
     page = client.get(f"/chat/{agent_chat.pk}/").content.decode()
     assert "SSH profile was deleted" in page and "data-socket" not in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_form_preselects_the_only_profile_and_offers_the_models(
+    client, agent_owner, local_model
+):
+    profile = profile_of(agent_owner)
+    client.force_login(agent_owner)
+    form = client.get("/chat/agent/new/").content.decode()
+    assert f'<option value="{profile.pk}" selected>box (me@127.0.0.1:2222)</option>' in form
+    assert "---------" not in form  # nothing else to choose between
+    assert f'<option value="{local_model.label}">' in form and "Default (" in form
+    response = client.post(
+        "/chat/agent/new/",
+        {
+            "profile": profile.pk,
+            "project_dir": "/srv/app",
+            "mode": "ask",
+            "model": local_model.label,
+        },
+    )
+    chat = Chat.objects.get(kind="agent")
+    assert response.status_code == 302 and chat.model_label == local_model.label
+    # A model the person may not use is refused by the form.
+    response = client.post(
+        "/chat/agent/new/",
+        {"profile": profile.pk, "project_dir": "/srv/b", "mode": "ask", "model": "nope:x"},
+    )
+    assert response.status_code == 400 and Chat.objects.filter(kind="agent").count() == 1
+    profile_of(agent_owner, "second")
+    form = client.get("/chat/agent/new/").content.decode()
+    assert "selected>box" not in form  # two machines: the person chooses
+
+
+def test_a_new_agent_chat_says_what_it_is_for(client, agent_owner, agent_chat):
+    client.force_login(agent_owner)
+    page = client.get(f"/chat/{agent_chat.pk}/").content.decode()
+    assert "Tell the agent what to do" in page and "Ask about your notes" not in page
+    assert 'data-testid="terminal-toggle-head"' in page and 'data-testid="chat-more"' in page
+    assert "New agent chat" in page  # its untitled name in the chat list

@@ -26,12 +26,20 @@ def is_skipped_dir(name: str, skip_dirs: list[str]) -> bool:
     return name.startswith(".") or lowered.startswith("skip") or name in skip_dirs
 
 
+WHOLE_SOURCE = "."
+
+
 def under(rel: str, folders: list[str]) -> bool:
-    """Is `rel` inside one of `folders` (paths relative to the source root, any depth)?"""
+    """Is `rel` inside one of `folders` (paths relative to the source root, any depth)?
+    "." (or "/", which is stored as ".") is the source's root: everything is under it."""
     parts = PurePosixPath(rel).parts
     for folder in folders:
         prefix = PurePosixPath(folder.strip("/")).parts
-        if prefix and parts[: len(prefix)] == prefix and len(parts) > len(prefix):
+        if not prefix:
+            # "." meant "the whole collection"; reading it as "no folder" made a
+            # private setting that protects nothing (it failed open).
+            return True
+        if parts[: len(prefix)] == prefix and len(parts) > len(prefix):
             return True
     return False
 

@@ -23,7 +23,7 @@ from apps.core.errors import AlreadyExists, Refused
 from apps.instance.models import validate_ocr_languages
 from apps.library.index import tables
 from apps.library.ingest.sync import check_folder, refresh_families
-from apps.library.ingest.walk import under
+from apps.library.ingest.walk import WHOLE_SOURCE, under
 from apps.library.models import Source
 
 
@@ -37,6 +37,26 @@ def clean_dirs(values: list[str] | None, label: str) -> list[str]:
         if str(posix) not in cleaned:
             cleaned.append(str(posix))
     return cleaned
+
+
+def private_dir_notes(source: Source) -> list[str]:
+    """What the person saving a folder source should know about its private
+    folders: "." makes everything private; a name that matches no folder on
+    disk protects nothing yet (a typo looks exactly like this)."""
+    notes = []
+    root = Path(source.root_path)
+    for folder in source.private_dirs:
+        if folder == WHOLE_SOURCE:
+            notes.append(
+                "Private folder '.' is the whole collection: every document in it is "
+                "owner-only and never sent to a cloud model."
+            )
+        elif not (root / folder).is_dir():
+            notes.append(
+                f"Warning: private folder '{folder}' matches no folder in {root}; "
+                "nothing is private under it until such a folder exists."
+            )
+    return notes
 
 
 def resolve_vault_path(path: str) -> Path:
@@ -163,6 +183,7 @@ def source_update(
                 notes.append(
                     f"{moved} document{pluralize(moved)} moved in or out of a private folder."
                 )
+            notes.extend(private_dir_notes(source))
         if source.is_folder and unversioned_dirs is not None:
             unversioned = clean_dirs(unversioned_dirs, "unversioned dir")
             if unversioned != source.unversioned_dirs:

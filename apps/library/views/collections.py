@@ -15,7 +15,7 @@ from apps.core.errors import JarvisError
 from apps.library.forms import CollectionForm, RegisterFolderForm
 from apps.library.selectors import owned_source_for, sources_visible_to
 from apps.library.services.documents import documents_mark_pending, source_path_restore
-from apps.library.services.sources import source_register, source_update
+from apps.library.services.sources import private_dir_notes, source_register, source_update
 from apps.library.tasks import enqueue_reprocess
 
 
@@ -87,6 +87,8 @@ def register(request: HttpRequest) -> HttpResponse:
         return _page(request, register_form=form, status=400)
     enqueue_reprocess(source, user_id=request.user.pk, mode="sync")
     messages.success(request, f"Registered “{source.name}”. Its files are being indexed now.")
+    for note in private_dir_notes(source):
+        messages.warning(request, note)
     return redirect("library:collections")
 
 

@@ -11,6 +11,8 @@ from apps.chats.models import Message
 from apps.chats.setup import question_of
 from apps.library.search import search
 
+# What a member (not an admin: admins get a link) reads when no model answers.
+ASK_AN_ADMIN = "To get answers, ask an admin to connect a model in Admin → Connections."
 SEARCH_FALLBACK_HEAD = (
     "**Search results** (no model answered, so these are the most relevant passages):"
 )
@@ -21,11 +23,12 @@ async def search_fallback(generation: Generation, *, no_model: bool = False) -> 
     passages = await sync_to_async(_fallback_passages, thread_sensitive=False)(generation.pk)
     if no_model:
         generation.status = Message.Status.DONE
+    who = "" if generation.configure_link else " " + ASK_AN_ADMIN
     if not passages:
         if no_model:
             generation.text = (
                 "No language model is set up yet, and nothing in your library"
-                " matches this question."
+                f" matches this question.{who}"
             )
         generation.touch("answer")
         return
@@ -42,7 +45,7 @@ async def search_fallback(generation: Generation, *, no_model: bool = False) -> 
     generation.citations = [p.citation() for p in passages]
     if no_model:
         generation.notes.append(
-            "No language model is configured: these are search results, not an answer."
+            "No language model is configured: these are search results, not an answer." + who
         )
     generation.touch("answer", "sources", "notes")
 
@@ -53,5 +56,7 @@ def _fallback_passages(message_id: int) -> list[tools.Passage]:
     if question is None:
         return []
     ctx = tools.TurnContext(user=answer.chat.owner, chat=answer.chat, cloud=False, notes_only=True)
-    results = search(user=answer.chat.owner, query=question.text, limit=5).results
+    # Only passages past the relevance floor: nearest neighbours of an
+    # unrelated question are not "the most relevant passages".
+    results = search(user=answer.chat.owner, query=question.text, limit=5).relevant
     return [ctx.number(tools.passage_from_result(r, ctx.user)) for r in results]

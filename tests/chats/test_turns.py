@@ -163,6 +163,14 @@ def test_without_any_model_the_chat_answers_with_search_results(owner, notes):
     assert answer.text.startswith("**Search results**")
     assert answer.citations and "[1]" in answer.text
     assert any("No language model is configured" in n for n in answer.notes)
+    # A member learns who can fix it.
+    assert any("ask an admin to connect a model in Admin → Connections" in n for n in answer.notes)
+
+
+def test_without_a_model_a_question_matching_nothing_gets_no_passages(owner, notes):
+    _, answer = run_turn(owner, "qwxzv")
+    assert "nothing in your library matches this question" in answer.text
+    assert answer.citations == []
 
 
 def test_remove_document_only_shows_a_card(owner, notes, local_model, llm):

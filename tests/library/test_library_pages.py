@@ -83,6 +83,12 @@ class TestLibraryPage:
         assert "<html" not in html  # htmx gets the partial only
         assert "same words" in html and "similar meaning" in html  # how each was found
 
+    def test_a_nonsense_query_says_no_passages_match(self, owner, household):
+        # The semantic leg always has nearest neighbours; none of them is a match.
+        html = signed_in(owner).get("/library/?q=qwxzv", HTTP_HX_REQUEST="true").content.decode()
+        assert "No passages match" in html
+        assert 'data-testid="passage"' not in html
+
     def test_search_never_shows_another_persons_private_passages(self, member, household):
         html = signed_in(member).get("/library/?q=zebracorn+secret").content.decode()
         assert f"/library/doc/{doc('private/diary.md').pk}/" not in html

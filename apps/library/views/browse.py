@@ -58,7 +58,9 @@ def index(request: HttpRequest) -> HttpResponse:
                 latest_only=filters.latest,
             )  # fmt: skip
             context.update(
-                results=response.results,
+                # Only passages past the relevance floor: nearest neighbours of
+                # `qwxzv` are not matches (apps.library.search.relevance).
+                results=response.relevant,
                 mode_words=MODE_WORDS.get(response.mode, response.mode),
                 terms=query_terms(query),
             )

@@ -571,6 +571,7 @@ def refresh_families(source: Source) -> int:
             )
         )
     candidates = versions.cross_folder_candidates(members, source.unversioned_dirs)
+    candidates |= versions.mixed_format_candidates(members, source.unversioned_dirs)
     for member in members:
         if member.id in candidates:
             texts = Document.objects.get(pk=member.id).chunks.values_list("text", flat=True)

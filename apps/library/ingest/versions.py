@@ -13,6 +13,18 @@ same document:
   of the shorter note's content words in the other (`MOVED_MIN_CONTAINMENT`),
   and one of them dated later than the other (file name, `date:` key, dated
   heading or, weakest, file mtime). The later one is the later version.
+- a note moved and largely rewritten: when both carry explicit dates (file
+  name, `date:` key, dated headings; not file times) and they differ, the
+  name and the title, once dates are stripped, stand in for content overlap
+  ("Plan — March 2026" at the root, "Plan — September 2026" in `plans/`):
+  the titles must be the same words and the notes must still share a little
+  vocabulary (`IDENTITY_MIN_CONTAINMENT`), so two unrelated notes that
+  happen to share a name do not join.
+
+Files of one folder with the same name but different extensions
+(`images.odt`, `images.pdf`) are one family only with a sign that they are
+one document: mostly the same content words, or explicit, different dates
+with titles that agree (a draft in Word, the final as PDF).
 
 Names that unrelated notes share (`index.md`, `todo.md`, `README.md`) never
 link folders. Folders marked unversioned (diaries, logs) make every file its
@@ -41,6 +53,9 @@ from apps.library.naming import family_stem, is_generic_name, version_marker
 
 CROSS_FOLDER_MIN_OVERLAP = 0.6
 MOVED_MIN_CONTAINMENT = 0.5
+# A moved note rewritten between two explicitly dated versions keeps its
+# subject's words even when few sentences survive.
+IDENTITY_MIN_CONTAINMENT = 0.1
 _SHINGLE = 5
 # Words too common to say two notes are about the same thing.
 _COMMON = frozenset(
@@ -136,19 +151,107 @@ def _titles_agree(first: str, second: str) -> bool:
     return not a or not b or a <= b or b <= a
 
 
+def _explicitly_dated_apart(first: Member, second: Member) -> bool:
+    return (
+        not first.date_is_weak
+        and not second.date_is_weak
+        and first.effective_date is not None
+        and second.effective_date is not None
+        and first.effective_date != second.effective_date
+    )
+
+
+def _same_identity(first: Member, second: Member) -> bool:
+    """The same stripped name (the caller's) and the same title words once
+    dates and version markers are stripped, both dated explicitly and apart."""
+    a, b = _title_words(first.title), _title_words(second.title)
+    return bool(a) and a == b and _explicitly_dated_apart(first, second)
+
+
 def same_document(first: Member, second: Member) -> bool:
     """Two files in different folders with the same stripped name: the same
-    document (a copy, or a move followed by an update)?"""
+    document (a copy, a move followed by an update, or a dated rewrite)?"""
     if not first.readable or not second.readable:
         return False
     same_title = bool(first.title) and first.title.casefold() == second.title.casefold()
     if same_title and overlap(first.text, second.text) >= CROSS_FOLDER_MIN_OVERLAP:
         return True
-    return (
+    shared = containment(first.text, second.text)
+    if (
         _dated_apart(first, second)
         and _titles_agree(first.title, second.title)
-        and containment(first.text, second.text) >= MOVED_MIN_CONTAINMENT
-    )
+        and shared >= MOVED_MIN_CONTAINMENT
+    ):
+        return True
+    return _same_identity(first, second) and shared >= IDENTITY_MIN_CONTAINMENT
+
+
+def same_document_in_two_formats(first: Member, second: Member) -> bool:
+    """`plan.docx` and `plan.pdf` in one folder: one document? Mostly the same
+    content words, or explicit, different dates with titles that agree."""
+    if not first.readable or not second.readable:
+        return True  # a failed parse gives no evidence either way: keep the name's word
+    if containment(first.text, second.text) >= MOVED_MIN_CONTAINMENT:
+        return True
+    return _explicitly_dated_apart(first, second) and _titles_agree(first.title, second.title)
+
+
+def _suffix(path: str) -> str:
+    return PurePosixPath(path).suffix.lower()
+
+
+def mixed_format_candidates(members: Iterable[Member], unversioned_dirs: list[str]) -> set[int]:
+    """Ids of members whose family (by path) holds files of more than one
+    extension: worth a content check before they count as one document."""
+    suffixes: dict[str, set[str]] = defaultdict(set)
+    ids: dict[str, list[int]] = defaultdict(list)
+    for m in members:
+        if m.url:
+            continue
+        key = base_family(m.path, unversioned_dirs)
+        suffixes[key].add(_suffix(m.path))
+        ids[key].append(m.id)
+    return {i for key, s in suffixes.items() if len(s) > 1 for i in ids[key]}
+
+
+def _split_formats(members: list[Member], parent: dict[int, str], candidates: set[int]) -> None:
+    """Give each extension of a mixed family its own key, then join those
+    that show they are one document."""
+    groups: dict[str, dict[str, list[Member]]] = defaultdict(lambda: defaultdict(list))
+    for m in members:
+        if m.id in candidates:
+            groups[parent[m.id]][_suffix(m.path)].append(m)
+    for family, by_suffix in groups.items():
+        keys = {suffix: f"{family}{suffix}" for suffix in by_suffix}
+        for suffix, group in by_suffix.items():
+            for m in group:
+                parent[m.id] = keys[suffix]
+        suffixes = sorted(by_suffix)
+        for i, first in enumerate(suffixes):
+            for second in suffixes[i + 1 :]:
+                if keys[first] == keys[second]:
+                    continue
+                if any(
+                    same_document_in_two_formats(a, b)
+                    for a in by_suffix[first]
+                    for b in by_suffix[second]
+                ):
+                    old, new = keys[second], keys[first]
+                    for suffix, key in keys.items():
+                        if key == old:
+                            keys[suffix] = new
+                    for m in (*by_suffix[first], *by_suffix[second]):
+                        parent[m.id] = new
+        for suffix, group in by_suffix.items():
+            for m in group:
+                parent[m.id] = keys[suffix]
+        # The first extension's family keeps the plain key: a family that was
+        # one all along keeps its name.
+        first_key = keys[suffixes[0]]
+        if first_key != family:
+            for m in members:
+                if parent.get(m.id) == first_key:
+                    parent[m.id] = family
 
 
 def cross_folder_candidates(members: Iterable[Member], unversioned_dirs: list[str]) -> set[int]:
@@ -170,6 +273,7 @@ def assign(members: list[Member], unversioned_dirs: list[str]) -> dict[int, Assi
         m.id: f"url:{m.url}" if m.url else base_family(m.path, unversioned_dirs) for m in members
     }
     by_id = {m.id: m for m in members}
+    _split_formats(members, parent, mixed_format_candidates(members, unversioned_dirs))
 
     # Cross-folder joining: same stem, and the content says it is the same document.
     candidates = [by_id[i] for i in cross_folder_candidates(members, unversioned_dirs)]

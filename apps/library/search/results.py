@@ -100,6 +100,7 @@ _DOCUMENT_FIELDS = (
     "in_private_dir",
     "effective_date",
     "date_source",
+    "content_hash",  # the same file in two collections takes one slot (versions.select_passages)
 )
 _SOURCE_FIELDS = ("id", "name", "sharing", "cloud")
 _LOADED = (
@@ -140,7 +141,10 @@ def to_result(candidate, rank: int, files) -> Result:
         source_id=source.id,
         source=source.name,
         path=document.path,
-        duplicate_paths=sorted(p for p in files.get(document.id, []) if p != document.path),
+        # Copies in this collection, then the same file in other collections
+        # the person sees ("Collection/path"), which take no result slot of their own.
+        duplicate_paths=sorted(p for p in files.get(document.id, []) if p != document.path)
+        + list(getattr(candidate, "also_at", [])),
         date=shown.isoformat() if shown else None,
         date_source="section" if chunk.section_date else document.date_source,
         family=document.family,

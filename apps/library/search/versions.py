@@ -62,6 +62,9 @@ class Candidate:
     # version (set by expand_families; see DISTINCT_MARGIN).
     distinct: bool = True
     versioned: bool = False  # its family has several versions this person may see
+    # The same file (same bytes) in other collections this person sees, as
+    # "Collection/path": listed with this result instead of taking slots.
+    also_at: list[str] = field(default_factory=list)
 
     @property
     def document(self) -> Document:
@@ -317,8 +320,16 @@ def select_passages(candidates: list[Candidate], limit: int, mode: str) -> list[
     per_family: dict[tuple[int, str], list[Candidate]] = defaultdict(list)
     capped = mode != timemode.HISTORY
     chosen = []
+    # content hash -> the first document with those bytes (another collection's copy)
+    by_bytes: dict[str, Candidate] = {}
     for c in candidates:
         if per_document[c.chunk.document_id] >= MAX_PER_DOCUMENT:
+            continue
+        twin = by_bytes.get(c.document.content_hash) if c.document.content_hash else None
+        if twin is not None and twin.chunk.document_id != c.chunk.document_id:
+            place = f"{c.document.source.name}/{c.document.path}"
+            if place not in twin.also_at:
+                twin.also_at.append(place)
             continue
         if capped and not c.current and not c.distinct:
             continue
@@ -335,6 +346,8 @@ def select_passages(candidates: list[Candidate], limit: int, mode: str) -> list[
                 continue
             taken.append(c)
         per_document[c.chunk.document_id] += 1
+        if c.document.content_hash:
+            by_bytes.setdefault(c.document.content_hash, c)
         chosen.append(c)
         if len(chosen) == limit:
             break

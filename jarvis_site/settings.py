@@ -316,6 +316,13 @@ CHAT_COMPACT_PERCENT = env_int("JARVIS_CHAT_COMPACT_PERCENT", 75, minimum=10)
 # A model whose context length the catalogue does not know is taken to have this many tokens.
 CHAT_DEFAULT_CONTEXT_TOKENS = env_int("JARVIS_CHAT_DEFAULT_CONTEXT_TOKENS", 8192, minimum=1024)
 CHAT_REQUEST_TIMEOUT_SECONDS = env_int("JARVIS_CHAT_TIMEOUT_SECONDS", 120, minimum=5)
+# Jarvis searches the notes itself before the model's first round (apps/chats/first_search.py);
+# off only to measure the path where the model must call the search tool.
+CHAT_FIRST_SEARCH = env_bool("JARVIS_CHAT_FIRST_SEARCH", True)
+# A reply's own budget, over all its rounds: tokens written and seconds of writing
+# (a small model's greedy run-away otherwise writes for ten minutes).
+CHAT_REPLY_MAX_TOKENS = env_int("JARVIS_CHAT_REPLY_MAX_TOKENS", 1500, minimum=64)
+CHAT_REPLY_SECONDS = env_int("JARVIS_CHAT_REPLY_SECONDS", 300, minimum=10)
 
 # --- Agent chats: the terminal panel (apps/agents/terminal/)
 # A terminal nobody watches and nobody types into is closed after this long.

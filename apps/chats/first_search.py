@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+from django.conf import settings
+
 from apps.chats.tools import TurnContext
 from apps.chats.tools.library import passages_for
 from apps.library.selectors import visible_to
@@ -54,7 +56,7 @@ def not_about_notes(question: str) -> bool:
 
 
 def should_search(ctx: TurnContext, question: str) -> bool:
-    if ctx.chat.is_agent or not_about_notes(question):
+    if not settings.CHAT_FIRST_SEARCH or ctx.chat.is_agent or not_about_notes(question):
         return False
     return visible_to(ctx.user).exists()
 

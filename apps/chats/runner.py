@@ -32,6 +32,7 @@ from apps.chats.live import REGISTRY, Generation, flush, flusher, setup_slot
 from apps.chats.models import Message
 from apps.chats.reply import Reply
 from apps.chats.saving import SAVER, maybe_save, save, snapshot
+from apps.chats.text_calls import calls_in_text, repeating
 from apps.chats.usage import chat_usage_line
 from apps.llm import (
     Finished,
@@ -61,6 +62,9 @@ SHRUNK_NOTE = (
     "were shortened and it was asked again."
 )
 PRIVACY_NOTE = "No model call was made with these notes."
+BUDGET_NOTE = "Stopped: this reply reached its budget of {}."
+REPEAT_NOTE = "Stopped: the model was repeating itself."
+LENGTH_NOTE = "Cut off: the model reached the most it may write in one reply."
 
 
 def reply_start(message_id: int, chat_id: int) -> Generation:
@@ -129,7 +133,18 @@ async def _failed(generation: Generation, reason: str) -> None:
     generation.touch("answer", "sources")
 
 
+# When each running reply started writing (its time budget); keyed by message id.
+_STARTED: dict[int, float] = {}
+
+
 async def _turn(generation: Generation, *, resume: bool = False) -> None:
+    try:
+        await _turn_body(generation, resume=resume)
+    finally:
+        _STARTED.pop(generation.pk, None)
+
+
+async def _turn_body(generation: Generation, *, resume: bool = False) -> None:
     async with setup_slot():
         turn = await sync_to_async(setup.load, thread_sensitive=False)(generation.pk)
     generation.configure_link = bool(getattr(turn.user, "is_staff", False))
@@ -282,7 +297,13 @@ async def _tool_loop(generation, turn, ctx, conversation, specs):
         assistant = {"role": "assistant", "blocks": blocks}
         conversation.append(assistant)
         generation.turns.append(assistant)
-        if not calls and not asked_to_search and refusals.refused_unsearched(generation, specs):
+        stopped = generation.usage.get("stop_reason") == "budget"
+        if (
+            not calls
+            and not stopped
+            and not asked_to_search
+            and refusals.refused_unsearched(generation, specs)
+        ):
             asked_to_search = True
             refusals.ask_to_search(generation, conversation, text_before)
             continue
@@ -313,9 +334,8 @@ async def _stream(generation, turn, conversation, specs):
     if generation.text:
         generation.text += "\n\n"
         text_start = len(generation.text)
-    async for event in stream_chat(
-        turn.config, system=turn.system, turns=conversation, tools=specs
-    ):
+    stream = stream_chat(turn.config, system=turn.system, turns=conversation, tools=specs)
+    async for event in _budgeted(generation, stream):
         if isinstance(event, TextDelta):
             if generation.status_line != "Writing…":
                 generation.status_line = "Writing…"
@@ -357,8 +377,22 @@ async def _stream(generation, turn, conversation, specs):
                     generation.usage[key] = generation.usage.get(key, 0) + value
         elif isinstance(event, Finished) and generation.usage.get("stop_reason") != "round_limit":
             generation.usage["stop_reason"] = event.stop_reason
+            if event.stop_reason == "length" and LENGTH_NOTE not in generation.notes:
+                generation.notes.append(LENGTH_NOTE)
+                generation.touch("notes")
         await maybe_save(generation)
     text = generation.text[text_start:]
+    if not calls and specs:
+        # A small model may write its call as text (```json or <tool_call>).
+        written, text = calls_in_text(text, {spec.name for spec in specs})
+        if written:
+            generation.text = generation.text[:text_start] + text
+            generation.touch("answer")
+            calls = written
+            blocks += [
+                {"type": "tool_call", "id": c.id, "name": c.name, "arguments": c.arguments}
+                for c in written
+            ]
     if not text.strip() and generation.text.endswith("\n\n"):
         generation.text = generation.text[: text_start - 2]
     if text.strip():
@@ -366,12 +400,39 @@ async def _stream(generation, turn, conversation, specs):
     return blocks, calls
 
 
+async def _budgeted(generation: Generation, stream):
+    """The stream's events until the reply passes its own budget (tokens
+    written, seconds of writing, over all its rounds) or starts repeating
+    itself; then the stream is closed and the reply says why."""
+    loop = asyncio.get_running_loop()
+    started = _STARTED.setdefault(generation.pk, loop.time())
+    async with contextlib.aclosing(stream):
+        async for event in stream:
+            yield event
+            if not isinstance(event, (TextDelta, ReasoningDelta)):
+                continue
+            written = (len(generation.text) + len(generation.reasoning)) // 4  # ~4 chars a token
+            why = ""
+            if written > settings.CHAT_REPLY_MAX_TOKENS:
+                why = BUDGET_NOTE.format(f"about {settings.CHAT_REPLY_MAX_TOKENS} tokens")
+            elif loop.time() - started > settings.CHAT_REPLY_SECONDS:
+                why = BUDGET_NOTE.format(f"{settings.CHAT_REPLY_SECONDS} seconds")
+            elif isinstance(event, TextDelta) and repeating(generation.text):
+                why = REPEAT_NOTE
+            if why:
+                generation.notes.append(why)
+                generation.usage["stop_reason"] = "budget"
+                generation.touch("notes")
+                return
+
+
 async def _finish_citations(generation, turn, ctx, conversation, specs, answer_blocks) -> None:
     valid = set(ctx.passages)
     if ctx.passages:
         final = _text_of(answer_blocks)
         _, used, _ = citations.verify(final, valid)
-        if not used and specs and not refusals.is_refusal(final):
+        stopped = generation.usage.get("stop_reason") == "budget"
+        if not used and specs and not stopped and not refusals.is_refusal(final):
             # Asked once; the retry replaces the answer only if it now cites.
             conversation.append({"role": "user", "blocks": [{"type": "text", "text": ASK_TO_CITE}]})
             before_text, before_turns = generation.text, list(generation.turns)

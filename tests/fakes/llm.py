@@ -59,6 +59,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -89,6 +90,9 @@ class Reply:
     stream_error: str | None = None  # an in-stream error event after drop_after_chunks (or the end)
     signature: str = "EqQBCkYIBxgCKkD0fake0signature"  # Anthropic thinking signature
     redacted_thinking: str | None = None  # Anthropic: a redacted_thinking block with this data
+    # OpenAI: replay a stream recorded from a real server (tests/fakes/streams/NAME.sse),
+    # event by event as it was sent; the other knobs except `delay` do not apply.
+    replay: str | None = None
 
     @property
     def piece_chars(self) -> int:
@@ -426,6 +430,15 @@ class _FakeLLM(ServedFake):
 # --- OpenAI-compatible ---------------------------------------------------------------------
 
 
+STREAMS = Path(__file__).resolve().parent / "streams"
+
+
+def recorded_events(name: str) -> list[bytes]:
+    """A recorded stream's server-sent events (each ends with its blank line)."""
+    raw = (STREAMS / f"{name}.sse").read_bytes()
+    return [part + b"\n\n" for part in raw.split(b"\n\n") if part.strip()]
+
+
 def _sse(payload: Any, *, multiline: bool = False) -> bytes:
     if multiline:
         lines = json.dumps(payload, indent=1).split("\n")
@@ -510,6 +523,9 @@ class FakeOpenAI(_FakeLLM):
                 ),
                 {"retry-after": "1"} if reply.status == 429 else None,
             )
+            return
+        if reply.replay:
+            self._replay(handler, seen, reply)
             return
         serial = self._serial()
         model = body.get("model", "fake-model")
@@ -596,6 +612,12 @@ class FakeOpenAI(_FakeLLM):
             pieces(),
             error,
             b": keep-alive\n\n",
+        )
+
+    def _replay(self, handler: _Handler, seen: SeenRequest, reply: Reply) -> None:
+        events = recorded_events(reply.replay)
+        self.stream(
+            handler, seen, reply, [], iter([(True, e) for e in events]), b"", b": keep-alive\n\n"
         )
 
     def _complete(self, reply: Reply, model: str, calls: list, finish: str, serial: int) -> dict:

@@ -170,5 +170,7 @@ def _as_json(chat, answer: Message) -> dict:
             {"name": a["name"], "arguments": a.get("arguments", ""), "ok": a.get("state") == "ok"}
             for a in answer.activity
         ],
+        # What the page shows under the reply ("Uncited…", "now private…").
+        "notes": list(answer.notes),
         "stopped_reason": stopped,
     }

@@ -1,0 +1,72 @@
+"""What a small model writes instead of a proper reply, read by code.
+
+- Tool calls written as text: a fenced ```json {"name", "arguments"}``` block
+  (Qwen2.5-Coder does this when its chat template's tool format is not
+  followed) or Qwen/Hermes `<tool_call>{…}</tool_call>` in the content. Only a
+  call to a tool this turn offers counts; arguments may be an object or a
+  JSON string. The call is taken out of the text.
+- A run-away reply: `repeating` says when the text has started to loop
+  (the same stretch written over and over), so the runner stops it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+
+from apps.llm import ToolCall
+
+_FENCED = re.compile(r"```(?:json|tool_call|tool)?\s*(\{.*?\})\s*```", re.S)
+_TAGGED = re.compile(r"<tool_call>\s*(\{.*?\})\s*(?:</tool_call>|$)", re.S)
+
+
+def calls_in_text(text: str, offered: set[str]) -> tuple[list[ToolCall], str]:
+    """(the tool calls written in `text`, the text without them)."""
+    calls: list[ToolCall] = []
+    kept = text
+    for pattern in (_TAGGED, _FENCED):
+        for match in list(pattern.finditer(kept)):
+            call = _call(match.group(1), offered)
+            if call is not None:
+                calls.append(call)
+                kept = kept.replace(match.group(0), "", 1)
+    if not calls:
+        return [], text
+    return calls, kept.strip()
+
+
+def _call(raw: str, offered: set[str]) -> ToolCall | None:
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    name = data.get("name") or (data.get("function") or {}).get("name")
+    if name not in offered:
+        return None
+    arguments = data.get("arguments", data.get("parameters", {}))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except json.JSONDecodeError:
+            return None
+    if not isinstance(arguments, dict):
+        return None
+    return ToolCall(f"call_text_{secrets.token_hex(4)}", name, json.dumps(arguments))
+
+
+REPEAT_WINDOW = 1200  # characters of the reply's end that are looked at
+REPEAT_PIECE = 40  # a stretch this long…
+REPEAT_TIMES = 4  # …written this many times in the window is a loop
+
+
+def repeating(text: str) -> bool:
+    """Has the reply started to loop? Its last REPEAT_PIECE characters occur
+    REPEAT_TIMES times in its last REPEAT_WINDOW characters."""
+    tail = text[-REPEAT_WINDOW:]
+    piece = tail[-REPEAT_PIECE:]
+    if len(tail) < REPEAT_PIECE * REPEAT_TIMES or len(set(piece)) < 5:
+        return False
+    return tail.count(piece) >= REPEAT_TIMES

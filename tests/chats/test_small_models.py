@@ -1,0 +1,126 @@
+"""What a small real model trips over, handled by code: tool calls written as
+text (replayed from a real Qwen2.5-Coder stream), a reply that runs away or
+repeats itself, a reply cut by its length limit, filters the model made up,
+and a server whose context the passages overflow."""
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+from apps.chats import runner
+from apps.library.ingest.sync import source_sync
+from tests.chats.conftest import run_turn
+from tests.fakes.llm import Reply
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def notes(owner, vault, make_source, embedder):
+    vault.write(
+        "home/boiler.md",
+        "# Boiler\n\nThe boiler service is due on 14 April; Hale & Sons do it.\n",
+    )
+    source_sync(source=make_source(owner, vault), embedder=embedder)
+
+
+def tool_results(request) -> list[str]:
+    return [m["content"] for m in request.json["messages"] if m["role"] == "tool"]
+
+
+def test_a_tool_call_written_as_a_json_block_is_run(owner, notes, local_model, llm):
+    # Recorded from the real model: it wrote its search_notes call as a
+    # ```json block in the content instead of a tool call.
+    llm.queue(Reply(replay="qwen_json_tool_call"), Reply(text="On 14 April [1]."))
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert len(llm.chat_requests) == 2
+    assert "14 April" in tool_results(llm.chat_requests[1])[0]
+    assert "```json" not in answer.text and answer.text.endswith("On 14 April [1].")
+    assert answer.citations[0]["path"] == "home/boiler.md"
+
+
+def test_a_hermes_tool_call_in_the_content_with_string_arguments_is_run(
+    owner, notes, local_model, llm
+):
+    call = {"name": "search_notes", "arguments": json.dumps({"query": "Hale"})}
+    llm.queue(Reply(text=f"<tool_call>\n{json.dumps(call)}\n</tool_call>"), Reply(text="Hale [1]."))
+    _, answer = run_turn(owner, "Who does the boiler?")
+    assert "<tool_call>" not in answer.text
+    assert [a["name"] for a in answer.activity] == ["search_notes", "search_notes"]
+    assert json.loads(answer.activity[1]["arguments"]) == {"query": "Hale"}
+
+
+def test_text_that_only_looks_like_a_call_is_left_alone(owner, notes, local_model, llm):
+    text = 'Here is JSON:\n```json\n{"name": "Hale & Sons", "arguments": 3}\n```'
+    llm.queue(Reply(text=text))
+    _, answer = run_turn(owner, "Show me some JSON")
+    assert answer.text == text
+    assert len(llm.chat_requests) == 1
+
+
+def test_an_answer_cut_by_the_length_limit_says_so(owner, notes, local_model, llm):
+    llm.queue(Reply(replay="qwen_length"))
+    _, answer = run_turn(owner, "Describe the history of the boiler in detail.")
+    assert answer.text.startswith("I'm sorry, but as an AI language model")
+    assert runner.LENGTH_NOTE in answer.notes
+    assert answer.usage["stop_reason"] == "length"
+
+
+def test_a_run_away_reply_is_stopped_by_its_token_budget(owner, local_model, llm, settings):
+    settings.CHAT_REPLY_MAX_TOKENS = 64
+    llm.queue(Reply(text=" ".join(f"word{n}" for n in range(2000)), chunk_chars=40))
+    _, answer = run_turn(owner, "Tell me a long story")
+    assert len(answer.text) < 2000
+    assert any(note.startswith("Stopped: this reply reached its budget") for note in answer.notes)
+    assert answer.status == "done"
+
+
+def test_a_reply_that_repeats_itself_is_stopped(owner, local_model, llm):
+    llm.queue(Reply(text="I don't have any information about the boiler. " * 200))
+    _, answer = run_turn(owner, "Tell me about the boiler")
+    assert answer.text.count("I don't have any information") < 20
+    assert runner.REPEAT_NOTE in answer.notes
+
+
+def test_filters_that_match_nothing_in_the_library_are_dropped_and_said(
+    owner, notes, local_model, llm
+):
+    made_up = {"query": "boiler service", "category": "job_application", "entity": "a company"}
+    llm.queue(
+        Reply(tool_calls=[("search_notes", json.dumps(made_up))]), Reply(text="14 April [1].")
+    )
+    run_turn(owner, "When is the boiler service due?")
+    [result] = tool_results(llm.chat_requests[1])
+    assert result.startswith("Ignored filters that match nothing in this library:")
+    assert "category='job_application'" in result and "14 April" in result
+
+
+def test_the_search_schema_shows_no_example_values():
+    from apps.chats.tools import TOOLS
+
+    schema = json.dumps(TOOLS["search_notes"].spec.parameters)
+    assert "e.g." not in schema and "job_application" not in schema
+
+
+def test_a_context_overflow_shrinks_the_passages_and_retries_once(owner, notes, local_model, llm):
+    overflow = {
+        "error": {
+            "code": 400,
+            "message": "the request exceeds the available context size, try increasing it",
+            "type": "exceed_context_size_error",
+        }
+    }
+    llm.queue(Reply(status=400, error_body=overflow), Reply(text="On 14 April [1]."))
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert len(llm.chat_requests) == 2
+    assert runner.SHRUNK_NOTE in answer.notes
+    assert answer.status == "done" and answer.citations
+
+
+def test_chat_json_includes_the_replys_notes(owner, notes, local_model, llm, capsys):
+    llm.queue(Reply(replay="qwen_uncited_answer"), Reply(text="Still no citation."))
+    call_command("chat", "--user", owner.username, "--json", "When is the boiler service due?")
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert printed["reply"].startswith("The boiler service is due on 14 April")
+    assert any(note.startswith("Uncited") for note in printed["notes"])

@@ -11,8 +11,10 @@ import io
 
 import pytest
 from asgiref.sync import async_to_sync
+from django.contrib.auth.models import Group, Permission
 from PIL import Image
 
+from apps.accounts.permissions import USE_CLOUD_MODELS, codename
 from apps.instance.selectors import instance_settings
 from apps.instance.services import connection_create, model_add
 from apps.library.models import Document, ImageDescription, Source
@@ -65,6 +67,16 @@ def cloud_vision(cloud_llm):
         api_key="sk-ant-cloud-secret",
     )
     return model_add(connection=connection, model_id="claude-vision", supports_vision=True)
+
+
+@pytest.fixture
+def cloud_owner(owner):
+    """The owner may use cloud models (else no cloud model is ever a candidate,
+    and a test that nothing reached one could not fail)."""
+    group = Group.objects.create(name="cloud users")
+    group.permissions.add(Permission.objects.get(codename=codename(USE_CLOUD_MODELS)))
+    owner.groups.add(group)
+    return type(owner).objects.get(pk=owner.pk)
 
 
 @pytest.fixture
@@ -159,8 +171,9 @@ def test_a_collection_that_does_not_describe_sends_nothing(owner, local_vision, 
 
 
 def test_a_local_only_figure_never_reaches_the_cloud_model(
-    owner, describing, cloud_vision, cloud_llm, embedder, settings
+    cloud_owner, describing, cloud_vision, cloud_llm, embedder, settings
 ):
+    owner = cloud_owner
     settings_row = instance_settings()
     settings_row.vision_model = cloud_vision  # even when the admin picked the cloud model
     settings_row.save()
@@ -265,3 +278,28 @@ def test_images_reach_each_wire_format(cloud_llm, home_llm):
     assert [part["type"] for part in anthropic_content] == ["image", "text"]
     openai_content = home_llm.chat_requests[0].json["messages"][0]["content"]
     assert [part["type"] for part in openai_content] == ["text", "image_url"]
+
+
+def test_a_figure_in_a_private_folder_of_a_cloud_allowed_collection_never_reaches_the_cloud(
+    cloud_owner, vault, make_source, cloud_vision, cloud_llm, embedder
+):
+    owner = cloud_owner
+    from apps.library.ingest.sync import source_sync
+
+    settings_row = instance_settings()
+    settings_row.vision_model = cloud_vision  # the admin picked the cloud model
+    settings_row.save()
+    vault.write_bytes("private/medical-report.pdf", report())
+    source = make_source(owner, vault, cloud=Source.Cloud.ALLOWED)
+    source.describe_images = Source.Describe.ON
+    source.save(update_fields=["describe_images"])
+    source_sync(source=source, embedder=embedder)
+
+    document = source.documents.get(path="private/medical-report.pdf")
+    assert document.in_private_dir
+    assert cloud_llm.requests == []
+    assert figure_text(document) == f"[FIGURE p.1] {CAPTION}"
+    # The same collection's figures outside the private folder do go to it.
+    vault.write_bytes("reports/energy-2025.pdf", report(chart=chart_image(seed=1)))
+    source_sync(source=source, embedder=embedder)
+    assert len(cloud_llm.requests) == 1

@@ -89,7 +89,15 @@ def main() -> None:
         action="store_true",
         help="the word-overlap stand-in of tests/fakes/rerank.py (pipeline and ms, not quality)",
     )
+    parser.add_argument(
+        "--variants",
+        nargs="*",
+        default=[],
+        choices=sorted(VARIANTS),
+        help="search-time options to measure beside the shipped search (third corpus)",
+    )
     args = parser.parse_args()
+    VARIANTS_WANTED.extend(args.variants)
     global RERANKER
     fake = None
     if args.fake_reranker:
@@ -504,6 +512,11 @@ def third_eval(*, limit: int, verbose: bool, say) -> dict:
         answers = instance.json_lines(
             "kb", "search", "--user", "bench", "--limit", str(limit), "--queries-file", str(queries)
         )
+        variants = {
+            name: variant_answers(instance, "bench", queries, limit, patch)
+            for name, patch in VARIANTS.items()
+            if name in VARIANTS_WANTED
+        }
     finally:
         shutil.rmtree(instance.data_dir, ignore_errors=True)
     at_1, at_k, misses = [], [], []
@@ -516,6 +529,18 @@ def third_eval(*, limit: int, verbose: bool, say) -> dict:
             misses.append((question, answer, at_k[-1]))
     say(f"\nfound@1: {sum(at_1)}/{len(at_1)} = {100 * sum(at_1) / len(at_1):.1f}%")
     say(f"found@{limit}: {sum(at_k)}/{len(at_k)} = {100 * sum(at_k) / len(at_k):.1f}%")
+    for name, lines in variants.items():
+        first = sum(
+            bool(a["results"]) and a["results"][0]["path"] in q["expected_sources"]
+            for q, a in zip(questions, lines, strict=True)
+        )
+        top = sum(
+            any(r["path"] in q["expected_sources"] for r in a["results"])
+            for q, a in zip(questions, lines, strict=True)
+        )
+        say(
+            f"  variant {name}: found@1 {first}/{len(questions)}, found@{limit} {top}/{len(questions)}"
+        )
     timing = rerank_ms(answers)
     if timing:
         say(f"\nreranker added per search: mean {timing['mean']} ms, p95 {timing['p95']} ms")
@@ -541,6 +566,33 @@ def third_eval(*, limit: int, verbose: bool, say) -> dict:
 
 
 # --- shared --------------------------------------------------------------------
+
+# Search-time options measured beside the shipped search on the same ingest
+# (`--variants NAME ...`): Python run in the throwaway instance before its
+# searches, patching the search modules.
+VARIANTS = {
+    "no-typo-fallback": "legs.with_corrections = lambda terms: terms",
+    "title-weight-8": "legs.WEIGHTS = (8.0, 2.0, 2.0, 2.0, 1.0)",
+    "headings-weight-4": "legs.WEIGHTS = (4.0, 4.0, 2.0, 2.0, 1.0)",
+    "even-weights": "legs.WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0)",
+}
+VARIANTS_WANTED: list[str] = []
+
+
+def variant_answers(instance: Instance, user: str, queries: Path, limit: int, patch: str):
+    code = (
+        "import json\n"
+        "from django.contrib.auth.models import User\n"
+        "from apps.library.search import legs, search\n"
+        f"{patch}\n"
+        f"user = User.objects.get(username={user!r})\n"
+        f"for q in open({str(queries)!r}).read().splitlines():\n"
+        "    if q.strip():\n"
+        f"        r = search(user=user, query=q.strip(), limit={limit})\n"
+        "        print(json.dumps({'mode': r.mode, 'results': [x.as_dict() for x in r.results]}))\n"
+    )
+    lines = instance.manage("shell", "-c", code).splitlines()
+    return [json.loads(line) for line in lines if line.startswith("{")]
 
 
 def _queries_file(instance: Instance, name: str, questions: list[str]) -> Path:

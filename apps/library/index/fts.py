@@ -5,8 +5,10 @@ whose body never repeats the word its title and file name carry, or "which
 jobs turned me down" of records whose status says `rejected`. So each row has:
 
 - `title`     the document's title, with its other names and summary from
-              the frontmatter (`aliases`, `description`): a question that
-              uses a note's alias has found the note as surely as its title
+              the frontmatter (`aliases`, `description`) and the acronyms
+              it defines ("Extended Project Qualification (EPQ)"): a
+              question that uses a note's alias has found the note as surely
+              as its title
 - `headings`  the section breadcrumb (`Projects › PixelNet`)
 - `path`      the folder names and the file name as words, with dates,
               version and copy markers stripped
@@ -69,7 +71,7 @@ class DocumentFields:
 
 
 # Frontmatter fields searched with the title (apps.library.ingest.parsing.frontmatter).
-TITLE_EXTRAS = ("x_aliases", "x_description")
+TITLE_EXTRAS = ("x_aliases", "x_description", "x_acronyms")
 
 
 def title_text(title: str, extra: dict | str | None) -> str:

@@ -16,6 +16,7 @@ from apps.library.index import tables
 from apps.library.index.fts import FTS_TABLE, WEIGHTS
 from apps.library.index.tables import emb_table, to_codes, vec_table
 from apps.library.search.query import keyword_query, prune_common_terms, query_terms, where_sql
+from apps.library.search.spelling import with_corrections
 
 LEG_DEPTH = 50  # candidates each leg contributes to the fusion
 
@@ -36,7 +37,8 @@ def keyword_leg(query: str, pools, filters, latest_only) -> list[int]:
     terms = query_terms(query)
     if not terms:
         return []
-    expression = keyword_query(query, prune_common_terms(terms)).expression()
+    # A word the index does not hold at all may be a typo: its near spellings join.
+    expression = keyword_query(query, with_corrections(prune_common_terms(terms))).expression()
     where, params = where_sql(pools, filters, latest_only)
     ids = _keyword_sql(expression, where, params, prefilter=KEYWORD_PREFILTER)
     if len(ids) < LEG_DEPTH and _matches_more_than(expression, KEYWORD_PREFILTER):

@@ -48,6 +48,11 @@ _NOT_TAG_TEXT = re.compile(r"\[\[.*?\]\]|\]\([^)]*\)|<[^>\n]*>|\S+://\S+")
 # CSS colours (`#ff0000`, `#fff`): hex of a colour's length with a digit, or one letter repeated.
 _HEX_COLOUR = re.compile(r"[0-9a-f]{3}|[0-9a-f]{4}|[0-9a-f]{6}|[0-9a-f]{8}")
 _NOTE_SUFFIXES = ("", ".md", ".markdown")
+# "Extended Project Qualification (EPQ)": the words before an all-capitals
+# bracket whose initials spell it define an acronym the note then uses alone.
+_ACRONYM = re.compile(r"((?:[A-Za-z][\w'-]*[ \t]+){1,8})\(([A-Z][A-Za-z]?[A-Z]{1,6}s?)\)")
+_ACRONYM_SMALL_WORDS = frozenset({"of", "and", "for", "the", "in", "on", "to", "a", "an", "&"})
+MAX_ACRONYMS = 10
 _PRIVATE_MARK = re.compile(r"\s*<!--\s*private\s*-->\s*", re.I)
 
 BREADCRUMB_SEPARATOR = " › "
@@ -204,6 +209,33 @@ def _code_segments(text: str) -> list[tuple[bool, str]]:
     return segments
 
 
+def defined_acronyms(text: str) -> list[str]:
+    """Acronyms the note defines, as "EPQ: Extended Project Qualification"."""
+    found: list[str] = []
+    for is_code, segment in _code_segments(text):
+        if is_code:
+            continue
+        for match in _ACRONYM.finditer(_INLINE_CODE.sub(" ", segment)):
+            acronym = match.group(2)
+            if acronym.endswith("s") and acronym[:-1].isupper():
+                acronym = acronym[:-1]  # "(PDFs)"
+            letters = [c for c in acronym if c.isupper()]
+            words = match.group(1).split()
+            # The shortest run of words at the end whose initials (small words
+            # skipped) spell the acronym.
+            for start in range(len(words) - 1, -1, -1):
+                run = words[start:]
+                initials = [w[0].upper() for w in run if w.lower() not in _ACRONYM_SMALL_WORDS]
+                if len(initials) > len(letters):
+                    break
+                if initials == letters and run[0].lower() not in _ACRONYM_SMALL_WORDS:
+                    entry = f"{acronym}: {' '.join(run)}"
+                    if entry not in found:
+                        found.append(entry)
+                    break
+    return found[:MAX_ACRONYMS]
+
+
 def inline_tags(text: str) -> list[str]:
     tags: list[str] = []
     for is_code, segment in _code_segments(text):
@@ -323,6 +355,11 @@ def parse_markdown(text: str, *, fallback_title: str) -> ParsedDocument:
 
     parsed = ParsedDocument(title=title, kind="note", chunks=chunks, record=record)
     parsed.embeds = note_embeds(front.body)[:MAX_EMBEDS]
+    acronyms = defined_acronyms(tag_text)
+    if acronyms:
+        # Searched with the title (apps.library.index.fts.title_text): a
+        # question that spells the acronym out finds the note that uses it alone.
+        record.extra["x_acronyms"] = "; ".join(acronyms)
     parsed.warnings.extend(front.warnings)
     if front.date:
         parsed.content_date, parsed.content_date_source = front.date, "frontmatter"

@@ -6,11 +6,13 @@ note by keyword. A word the index holds is never corrected, so a question
 spelt right costs one indexed-or-not lookup per word and nothing more.
 
 The vocabulary is the keyword index's own (FTS5's `fts5vocab` over the same
-table, so the words are the tokenizer's: folded and Porter-stemmed), read at
-most once a minute per process. The question's words are compared stemmed
-the same rough way (common English endings off), and only against words of
-a similar length that start with the same letter: typos rarely hit the first
-letter, and it keeps the comparison to a few hundred words.
+table, so the words are the tokenizer's: folded and Porter-stemmed). Reading
+it walks the whole index, so it is read only when a question holds a word the
+index lacks, and then reused for ten minutes per process (a word a sync adds
+meanwhile is not offered as a correction until then). The question's words
+are compared roughly stemmed (common English endings off), and only against
+words of a similar length that start with the same letter: typos rarely hit
+the first letter, and it keeps the comparison to a few hundred words.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from django.db import connection
 
 from apps.library.index.fts import FTS_TABLE
 
-VOCABULARY_TTL = 60.0  # seconds the index's word list is reused
+VOCABULARY_TTL = 600.0  # seconds the index's word list is reused (reading it walks the index)
 MIN_WORD = 4  # shorter words are too often another word one edit away
 MAX_CORRECTIONS = 3  # index words one question word may stand for
 _ENDINGS = ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "s", "ly")

@@ -111,3 +111,25 @@ def test_any_name_either_resolves_inside_the_draft_or_is_refused(folder, parts):
     sandbox.write_text(7, KEY, name, "ok")
     assert sandbox.read_text(7, KEY, name) == "ok"
     assert all(entry.parent == folder for entry in folder.iterdir())
+
+
+def test_a_symlink_swapped_in_after_the_check_is_not_followed_when_read(
+    folder, tmp_path, monkeypatch
+):
+    # The race O_NOFOLLOW closes: the name is a regular file when `resolve`
+    # checks it, and a symlink by the time it is opened.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("the neighbour's secret")
+    (folder / "notes.md").write_text("my notes")
+    checked = sandbox.resolve
+
+    def check_then_swap(owner_id, key, filename):
+        path = checked(owner_id, key, filename)
+        path.unlink()
+        os.symlink(outside / "secret.md", path)
+        return path
+
+    monkeypatch.setattr(sandbox, "resolve", check_then_swap)
+    with pytest.raises(Refused, match="cannot be read"):
+        sandbox.read_text(7, KEY, "notes.md")

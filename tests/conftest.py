@@ -9,6 +9,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests run on loaded 2-core machines (CI, a busy laptop): how long
+# an example takes says nothing about whether it passes, so there is no
+# deadline and no "too slow" health check, for every test that does not say otherwise.
+settings.register_profile("jarvis", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("jarvis")
 
 PASSWORD = "correct horse battery staple"
 

@@ -8,6 +8,7 @@ reach for the database, flood the result, as a parser on a hostile file might.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -30,12 +31,10 @@ def test_a_child_runs_the_task_and_answers_in_json():
 
 
 def test_a_child_past_its_wall_clock_limit_is_stopped():
-    started = time.monotonic()
     outcome = run_in_child(
         "test.sleep", params={"seconds": 60}, limits=ChildLimits(1, cpu_seconds=10, memory_mb=200)
     )
-    assert outcome.failure == "timeout"
-    assert time.monotonic() - started < 30  # not the 60 s it asked for
+    assert outcome.failure == "timeout"  # stopped: a sleep that ran its 60 s would be ok
 
 
 def test_a_child_past_its_cpu_limit_is_stopped():
@@ -111,12 +110,10 @@ def test_a_cancelled_child_is_stopped_at_once():
     asked = threading.Event()
     timer = threading.Timer(0.5, asked.set)
     timer.start()
-    started = time.monotonic()
     outcome = run_in_child(
         "test.sleep", params={"seconds": 60}, limits=LIMITS, cancelled=asked.is_set
     )
-    assert outcome.failure == "cancelled"
-    assert time.monotonic() - started < 15
+    assert outcome.failure == "cancelled"  # a sleep that ran its 60 s would be ok
 
 
 def test_children_run_side_by_side():
@@ -126,13 +123,15 @@ def test_children_run_side_by_side():
         outcomes.append(run_in_child("test.sleep", params={"seconds": 2}, limits=LIMITS))
 
     threads = [threading.Thread(target=one) for _ in range(3)]
-    started = time.monotonic()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     assert [o.ok for o in outcomes] == [True, True, True]
-    assert time.monotonic() - started < 6  # three two-second sleeps at once, not one after another
+    # Each child says when it slept: one after another, no sleep would start
+    # before the last one ended; side by side, each overlaps the one before.
+    spans = sorted((o.value["started"], o.value["ended"]) for o in outcomes)
+    assert all(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans))
 
 
 def test_a_dead_zygote_is_replaced_on_the_next_request():

@@ -97,7 +97,11 @@ def test_listing_shows_only_files_a_person_can_open(folder):
 _name_chars = st.sampled_from([*"ab.-_/\\ \x00", "..", "é", "md", "tex", "\n"])
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300,
+    # Set here, this list replaces the suite's profile (tests/conftest.py): keep too_slow in it.
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(parts=st.lists(_name_chars, min_size=1, max_size=12))
 def test_any_name_either_resolves_inside_the_draft_or_is_refused(folder, parts):
     name = "".join(parts)

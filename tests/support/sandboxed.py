@@ -22,8 +22,9 @@ def echo(params: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
 
 @sandbox_task("test.sleep")
 def sleep(params: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+    started = time.time()  # wall clock: comparable between children
     time.sleep(float(params["seconds"]))
-    return {"slept": True}, []
+    return {"slept": True, "started": started, "ended": time.time()}, []
 
 
 @sandbox_task("test.spin")

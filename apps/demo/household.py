@@ -125,6 +125,9 @@ def seed_demo_vaults(vaults_root: Path) -> list[tuple[str, SyncReport]]:
             name=DEMO_SOURCE_NAME,
             path=str(folder),
             sharing=spec.sharing,
+            # Both policies visible on the demo: the notes may reach a cloud
+            # model, each person's private/ folder never does (always local-only).
+            cloud=Source.Cloud.ALLOWED,
         )
         done.append((spec.username, source_sync(source=source)))
     return done

@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
+import ipaddress
+from urllib.parse import urlsplit
+
 from django import forms
 
 from apps.instance import prompts
 from apps.instance.models import Connection, InstanceSettings
+
+_LOCAL_SUFFIXES = (".local", ".lan", ".home.arpa", ".internal", ".localhost")
+
+
+def location_for_url(url: str) -> str:
+    """Local for an address on this machine or the home network (loopback,
+    private ranges, link-local, `.local`/`.lan` names), else cloud. The name is
+    not resolved: a public name is cloud whatever it points at (fail closed)."""
+    host = (urlsplit(url.strip()).hostname or "").rstrip(".").lower()
+    if host == "localhost" or host.endswith(_LOCAL_SUFFIXES):
+        return Connection.Location.LOCAL
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return Connection.Location.CLOUD
+    if address.is_loopback or address.is_private or address.is_link_local:
+        return Connection.Location.LOCAL
+    return Connection.Location.CLOUD
 
 
 class ConnectionForm(forms.ModelForm):
@@ -22,12 +43,28 @@ class ConnectionForm(forms.ModelForm):
         label="Clear the stored key", required=False, help_text="Remove the stored key."
     )
 
+    # Left to "from the address", the location follows the base URL (a
+    # loopback, private-range or .local/.lan address is local); the admin may
+    # still choose either.
+    location = forms.ChoiceField(
+        choices=[
+            ("", "From the address (local for this machine or your home network)"),
+            *Connection.Location.choices,
+        ],
+        required=False,
+        help_text="Local: a server on this machine or your own network; every note may reach "
+        "it. Cloud: a third party's servers; notes marked local-only and private folders "
+        "never go there. A public address counts as cloud.",
+    )
+
     class Meta:
         model = Connection
         fields = ("name", "kind", "base_url", "location", "enabled")
 
     def clean(self) -> dict:
         data = super().clean()
+        if not data.get("location"):
+            data["location"] = location_for_url(data.get("base_url") or "")
         if data.get("clear_api_key") and data.get("api_key"):
             raise forms.ValidationError("Either enter a new key or clear the stored one, not both.")
         return data

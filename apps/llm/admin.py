@@ -18,7 +18,7 @@ from apps.instance import services as instance_services
 from apps.instance.forms import ConnectionForm
 from apps.instance.models import Connection, ModelEntry
 from apps.instance.selectors import instance_settings
-from apps.llm.services import CheckResult, connection_check
+from apps.llm.services import CheckResult, connection_check, model_probe_tools
 
 # A check's message lists at most this many ids (a cloud endpoint serves hundreds).
 SHOWN_IDS = 40
@@ -103,6 +103,35 @@ def _check_message(connection: Connection, result: CheckResult) -> str:
     return f"Check of {connection.name}: {count} model{pluralize(count)}: {shown}{tail}"
 
 
+def _probed_and_defaulted(added: list[ModelEntry], result: CheckResult) -> list[str]:
+    """Probe tool support where the endpoint did not state it (one tiny
+    request each), and make the first model the instance default when there is
+    none, so a chat answers at once. Returns what the admin is told."""
+    lines = []
+    for entry in added:
+        if result.found[entry.model_id].tools is not None:
+            continue
+        works = model_probe_tools(entry=entry)
+        if works is None:
+            lines.append(
+                f"{entry.model_id}: the tool probe failed; tick tools by hand if it has them."
+            )
+            continue
+        entry.supports_tools = works
+        entry.save(update_fields=["supports_tools"])
+        lines.append(
+            f"{entry.model_id}: "
+            + ("answered the tool probe with a tool call; tools ticked." if works else
+               "did not call the probe's tool; it gets the notes without tools.")
+        )  # fmt: skip
+    settings_row = instance_settings()
+    if added and settings_row.default_model is None:
+        chosen = next((e for e in added if e.supports_tools), added[0])
+        instance_services.default_model_set(model=chosen)
+        lines.append(f"{chosen.label} is now the instance's default model.")
+    return lines
+
+
 @admin.register(Connection)
 class ConnectionAdmin(admin.ModelAdmin):
     form = ConnectionForm
@@ -148,6 +177,8 @@ class ConnectionAdmin(admin.ModelAdmin):
                 f"Added {len(added)} model{pluralize(len(added))} to {connection.name}.",
                 messages.SUCCESS,
             )
+            for line in _probed_and_defaulted(added, result):
+                self.message_user(request, line, messages.INFO)
             return HttpResponseRedirect(
                 reverse("admin:instance_connection_change", args=[connection.pk])
             )

@@ -13,8 +13,8 @@ from asgiref.sync import async_to_sync
 from apps.core import crypto
 from apps.core.errors import Refused
 from apps.instance.models import Connection, ModelEntry
-from apps.llm import ModelInfo, describe_models
-from apps.llm.config import ProviderConfig
+from apps.llm import ModelInfo, ToolCall, ToolSpec, describe_models, stream_chat
+from apps.llm.config import ProviderConfig, provider_config_for
 from apps.llm.errors import ProviderError, redact
 from apps.llm.selectors import models_for
 
@@ -63,3 +63,38 @@ def user_default_model_set(*, user: User, model: ModelEntry | None) -> None:
         raise Refused(f"the model {model.label!r} is not available to you")
     user.default_model = model
     user.save(update_fields=["default_model"])
+
+
+# One trivial tool and a request to call it: does the model send a real tool
+# call? (Many endpoints do not say; "Supports tools" unticked means the model
+# gets no tools at all.)
+PROBE_TOOL = ToolSpec(
+    name="get_time",
+    description="Returns the current time.",
+    parameters={"type": "object", "properties": {}, "required": []},
+)
+PROBE_SECONDS = 90.0
+
+
+def model_probe_tools(*, entry: ModelEntry) -> bool | None:
+    """True when the model answered a tiny request with a real call of the one
+    tool offered, False when it did not, None when the request failed (the
+    endpoint's own words are logged)."""
+    config = provider_config_for(entry, max_tokens=48, timeout=PROBE_SECONDS)
+    turns = [
+        {"role": "user", "blocks": [{"type": "text", "text": "What time is it? Use get_time."}]}
+    ]
+
+    async def probe() -> bool:
+        async for event in stream_chat(
+            config, system="Call the tool the user asks for.", turns=turns, tools=[PROBE_TOOL]
+        ):
+            if isinstance(event, ToolCall):
+                return event.name == PROBE_TOOL.name
+        return False
+
+    try:
+        return async_to_sync(probe)()
+    except ProviderError as exc:
+        logger.warning("tool probe of %s failed: %s", entry, exc.message)
+        return None

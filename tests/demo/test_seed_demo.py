@@ -51,3 +51,16 @@ def test_a_newcomer_can_search_at_once_and_privacy_holds(seeded):
     assert not any(
         "Gift" in r.title for r in search(user=alice, query="birthday gift ideas").results
     )
+
+
+def test_the_demo_shows_both_cloud_policies(seeded):
+    # Shared notes are cloud-allowed, so a cloud model is usable on the demo;
+    # each person's private/ folder stays local-only.
+    demo = Source.objects.filter(name="Demo vault")
+    assert set(demo.values_list("cloud", flat=True)) == {Source.Cloud.ALLOWED}
+    alice = User.objects.get(username="alice")
+    cloud = search(user=alice, query="boiler service due", cloud_only=True).results
+    assert cloud and all(not r.private for r in cloud)
+    assert not any(
+        "Physio" in r.text for r in search(user=alice, query="physio knee", cloud_only=True).results
+    )

@@ -345,12 +345,14 @@ def test_new_key_and_clear_together_is_an_error(admin_client, cloud):
 
 def test_adding_through_admin_defaults_to_cloud_and_encrypts(admin_client):
     page = admin_client.get("/admin/instance/connection/add/").content.decode()
-    assert re.search(r'<option value="cloud" selected>', page)
-    assert "when unsure, keep cloud" in page
+    # The location follows the address unless the admin chooses; a public
+    # address is cloud (below), and the page says what each location means.
+    assert re.search(r'<option value="" selected>From the address', page)
+    assert "A public address counts as cloud" in page and "never go there" in page
     data = form_data(
         Connection(name="anth", kind="anthropic", base_url="https://api.anthropic.com")
     )
-    data.update(location="cloud", api_key="sk-ant-api03-abcdefghijklmnopqrstuvwxyz")
+    data.update(location="", api_key="sk-ant-api03-abcdefghijklmnopqrstuvwxyz")
     response = admin_client.post("/admin/instance/connection/add/", data)
     assert response.status_code == 302
     made = Connection.objects.get(name="anth")

@@ -28,6 +28,7 @@ from apps.chats.selectors import approval_card_for, chats_of, get_chat_for
 from apps.core.errors import Conflict, JarvisError
 from apps.core.ids import parse_id, parse_ids
 from apps.core.middleware import csp_allow_inline_styles
+from apps.core.refusals import refusal_html, refusal_swapped
 from apps.library.selectors import sources_visible_to, visible_to
 
 
@@ -202,7 +203,8 @@ async def send(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _error(message: str) -> str:
-    return render_to_string("chats/_error.html", {"message": message})
+    # app.js shows it by the composer (the chat page's data-refusal-target).
+    return refusal_html(message)
 
 
 @login_required
@@ -247,7 +249,7 @@ async def approval(request: HttpRequest, pk: int) -> HttpResponse:
         html = await sync_to_async(render_to_string)(
             "chats/_action.html", {"action": card, "error": str(exc)}, request=request
         )
-        return HttpResponse(html, status=409)
+        return refusal_swapped(HttpResponse(html, status=409))
     await reply_resume(card.message_id)
     await sync_to_async(card.refresh_from_db)()
     html = await sync_to_async(render_to_string)(
@@ -432,7 +434,7 @@ def action(request: HttpRequest, pk: int) -> HttpResponse:
         )
     except JarvisError as exc:
         context = {"action": pending, "result": str(exc), "text": text}
-        return render(request, "chats/_action.html", context, status=400)
+        return refusal_swapped(render(request, "chats/_action.html", context, status=400))
     pending.refresh_from_db()
     return render(request, "chats/_action.html", {"action": pending, "result": result})
 

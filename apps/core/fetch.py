@@ -317,6 +317,10 @@ def _resolve(target: _Target) -> list[IPAddress]:
     """Every address the host resolves to (both families), in the resolver's order."""
     if target.literal is not None:
         return [target.literal]
+    if target.host == "invalid" or target.host.endswith(".invalid"):
+        # RFC 6761 §6.4: such a name never resolves; say so without waiting on a
+        # resolver that an offline machine may not reach for seconds.
+        raise FetchError(f"could not find {target.host}")
     try:
         answers = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError, OSError):

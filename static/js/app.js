@@ -28,6 +28,117 @@
     }).observe(toasts, { childList: true });
   });
 
+  // One error path for every htmx request. htmx swaps no 4xx/5xx answer, so
+  // a refusal would vanish: instead its reason (the server's _error.html, or
+  // the heading of an error page, or a plain-text body) goes to the element
+  // the nearest data-refusal-target names (the chat: by the composer), else
+  // right after the control that sent it, else into a toast. A refusal whose
+  // body is a partial for the request's own target (header Jarvis-Refusal:
+  // swap, apps/core/refusals.py) is swapped in as a success would be.
+  var REFUSAL_FALLBACK = "Jarvis could not do that (error %s): try again, or reload the page.";
+  function refusalReason(xhr) {
+    var text = xhr.responseText || "";
+    var type = xhr.getResponseHeader("Content-Type") || "";
+    var reason = "";
+    if (type.indexOf("html") >= 0 && text) {
+      // An inert document: nothing in it runs or loads.
+      var doc = new DOMParser().parseFromString(text, "text/html");
+      var said = doc.querySelector("[data-refusal], [role=alert]");
+      var heading = doc.querySelector("h1");
+      if (said) reason = said.textContent;
+      else if (heading) {
+        var more = doc.querySelector("h1 ~ p");
+        reason = heading.textContent + (more ? ". " + more.textContent : "");
+      } else reason = doc.body ? doc.body.textContent : "";
+    } else reason = text;
+    reason = reason.replace(/\s+/g, " ").trim();
+    if (reason.length > 400) reason = reason.slice(0, 400) + "…";
+    return reason || REFUSAL_FALLBACK.replace("%s", String(xhr.status));
+  }
+  function refusalNode(reason) {
+    var p = document.createElement("p");
+    p.className = "alert alert--error refusal";
+    p.setAttribute("role", "alert");
+    p.setAttribute("data-refusal", "");
+    p.setAttribute("data-testid", "refusal");
+    p.textContent = reason;
+    return p;
+  }
+  function toast(reason) {
+    var toasts = document.getElementById("toasts");
+    if (!toasts) { window.alert(reason); return; }
+    var box = document.createElement("div");
+    box.className = "toast toast--error";
+    box.setAttribute("role", "alert");
+    box.setAttribute("data-testid", "toast");
+    var text = document.createElement("p");
+    text.className = "toast__text";
+    text.textContent = reason;
+    var close = document.createElement("button");
+    close.type = "button"; close.className = "toast__close"; close.textContent = "×";
+    close.setAttribute("aria-label", "Dismiss: " + reason);
+    close.addEventListener("click", function () { box.remove(); });
+    box.appendChild(text); box.appendChild(close);
+    toasts.appendChild(box);
+  }
+  function showRefusal(elt, reason) {
+    var holder = elt && elt.closest ? elt.closest("[data-refusal-target]") : null;
+    var place = holder ? document.querySelector(holder.getAttribute("data-refusal-target")) : null;
+    if (place) {
+      place.innerHTML = "";
+      place.appendChild(refusalNode(reason));
+      place.scrollIntoView({ block: "nearest" });
+      return;
+    }
+    if (elt && elt.isConnected && elt !== document.body) {
+      clearRefusal(elt);
+      var node = refusalNode(reason);
+      elt.insertAdjacentElement("afterend", node);
+      elt.jarvisRefusal = node;
+      node.scrollIntoView({ block: "nearest" });
+      return;
+    }
+    toast(reason);
+  }
+  function clearRefusal(elt) {
+    if (elt && elt.jarvisRefusal) { elt.jarvisRefusal.remove(); elt.jarvisRefusal = null; }
+  }
+  function requester(detail) {
+    return detail.requestConfig && detail.requestConfig.elt ? detail.requestConfig.elt : detail.elt;
+  }
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var xhr = event.detail.xhr;
+    if (!xhr || xhr.status < 400) return;
+    if (xhr.getResponseHeader("Jarvis-Refusal") === "swap") {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+      return;
+    }
+    // Cancelling the swap also keeps htmx from logging the refusal as a page
+    // error; the request still counts as unsuccessful (afterRequest).
+    event.preventDefault();
+    showRefusal(requester(event.detail), refusalReason(xhr));
+  });
+  document.addEventListener("htmx:sendError", function (event) {
+    showRefusal(requester(event.detail), "Jarvis did not answer: check the connection, then try again.");
+  });
+  document.addEventListener("htmx:timeout", function (event) {
+    showRefusal(requester(event.detail), "Jarvis took too long to answer: try again.");
+  });
+  // A later success of the same control (or, under a data-refusal-target,
+  // of any control there that changes something) takes the reason away.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (!event.detail.successful) return;
+    var elt = requester(event.detail);
+    clearRefusal(elt);
+    var holder = elt && elt.closest ? elt.closest("[data-refusal-target]") : null;
+    var verb = event.detail.requestConfig ? event.detail.requestConfig.verb : "get";
+    if (holder && verb !== "get") {
+      var place = document.querySelector(holder.getAttribute("data-refusal-target"));
+      if (place) place.innerHTML = "";
+    }
+  });
+
   // A form marked data-autosubmit sends itself when its select changes (its
   // submit button stays for a page without JavaScript).
   document.addEventListener("DOMContentLoaded", function () {

@@ -1,5 +1,5 @@
 // The chat page: sending with Ctrl/Cmd+Enter, keeping the newest text in view,
-// showing refusals in the composer, confirming deletes, @-mentions, copying
+// confirming deletes, @-mentions, copying
 // an answer, and following the branch shown when another tab changes it.
 // No inline script anywhere (CSP); the page works without this file, minus
 // these comforts.
@@ -29,24 +29,9 @@
     if (event.detail.elt === composer() && reply) event.detail.parameters.after = replyId(reply);
   });
 
-  // A refused send, regenerate, edit or page (empty, too long, a reply still
-  // running, a model the chat may not use) shows its reason by the composer.
-  document.addEventListener("htmx:beforeSwap", function (event) {
-    var status = event.detail.xhr.status;
-    var elt = event.detail.elt;
-    var action = elt === composer() || (elt.hasAttribute && elt.hasAttribute("data-chat-action"));
-    if (action && (status === 400 || status === 409)) {
-      event.detail.shouldSwap = true;
-      event.detail.isError = false;
-      event.detail.target = document.getElementById("composer-error");
-    }
-    // A refused answer to an approval card comes back as the card, saying why.
-    var card = elt.closest && elt.closest("form.approval");
-    if (card && status === 409) {
-      event.detail.shouldSwap = true;
-      event.detail.isError = false;
-    }
-  });
+  // A refused send, regenerate, edit or page shows its reason by the composer,
+  // and a refused approval comes back as the card saying why: both through
+  // the shell's one error path (app.js; the page's data-refusal-target).
   document.addEventListener("htmx:afterRequest", function (event) {
     var form = composer();
     if (event.detail.elt === form && event.detail.successful) {
@@ -54,7 +39,6 @@
       form.querySelector("[data-mention-chips]").innerHTML = "";
       var attached = form.querySelector("[data-attachment-chips]");
       if (attached) attached.innerHTML = "";
-      document.getElementById("composer-error").innerHTML = "";
     }
   });
 

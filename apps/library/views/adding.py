@@ -9,6 +9,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.core.errors import JarvisError
+from apps.core.refusals import refusal_swapped
 from apps.library.forms import UrlForm
 from apps.library.ingest.arxiv import parse_arxiv_id
 from apps.library.models import Document
@@ -55,7 +56,7 @@ def upload(request: HttpRequest) -> HttpResponse:
     if not request.htmx:
         # The form without JavaScript: the whole page again, with what happened.
         return render(request, "library/add.html", _page_context(**context), status=status)
-    return render(request, "library/_added.html", context, status=status)
+    return refusal_swapped(render(request, "library/_added.html", context, status=status))
 
 
 @login_required
@@ -63,11 +64,13 @@ def upload(request: HttpRequest) -> HttpResponse:
 def url(request: HttpRequest) -> HttpResponse:
     form = UrlForm(request.POST)
     if not form.is_valid():
-        return render(
-            request,
-            "library/_added.html",
-            {"error": "Give a web address or an arXiv id."},
-            status=400,
+        return refusal_swapped(
+            render(
+                request,
+                "library/_added.html",
+                {"error": "Give a web address or an arXiv id."},
+                status=400,
+            )
         )
     text = form.cleaned_data["url"].strip()
     try:
@@ -80,7 +83,9 @@ def url(request: HttpRequest) -> HttpResponse:
                 owner=request.user, url=text, refresh=form.cleaned_data["refresh"]
             )
     except JarvisError as exc:
-        return render(request, "library/_added.html", {"error": str(exc), "text": text}, status=400)
+        # The result row saying why, at the top of the results like any other.
+        page = render(request, "library/_added.html", {"error": str(exc), "text": text}, status=400)
+        return refusal_swapped(page)
     if isinstance(outcome, adding.PaperPlan):
         enqueue_ingest(
             outcome.document,

@@ -237,7 +237,7 @@ def report(
     outcomes: dict[str, dict], baseline: dict[str, int], *, wall: float, examples: int
 ) -> None:
     by_group: dict[str, Counter] = defaultdict(Counter)
-    reasons: dict[tuple[str, str], list[str]] = defaultdict(list)
+    reasons: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for name, outcome in outcomes.items():
         by_group[outcome["group"]][outcome["outcome"]] += 1
         if outcome["outcome"] != "ready":

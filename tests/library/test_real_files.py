@@ -344,3 +344,36 @@ def test_a_truncated_presentation_says_it_is_damaged(data, name):
 )
 def test_every_unsupported_kind_names_what_to_save_it_as(name, save_as):
     assert save_as in refusal(real(name), name.split("/")[-1])
+
+
+def ole_container(*streams: str) -> bytes:
+    """An OLE2 header and one directory sector naming `streams` (what sniff reads)."""
+    header = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * (512 - 8)
+    entries = b"".join(
+        (name.encode("utf-16-le") + b"\x00\x00").ljust(128, b"\x00")
+        for name in ("Root Entry", *streams)
+    )
+    return header + entries.ljust(512, b"\x00")
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "expected"),
+    [
+        # Stream names compare without case, as in the format (POI's 47950_upper.doc).
+        (ole_container("WORDDOCUMENT"), "letter.doc", "a Word 97-2003 document (save it as .docx)"),
+        (ole_container("BOOK"), "budget.xls", "an Excel 5 workbook (save it as .xlsx)"),
+        # A name in the text, not at a directory entry, says nothing.
+        (
+            ole_container("Summary") + b"\x00\x00" + "Workbook".encode("utf-16-le") + b"\x00\x00",
+            "x.ppt",
+            "an older Office document (save it as .pptx)",
+        ),
+        (
+            ole_container("Summary"),
+            "file",
+            "an older Office document (save it as .docx, .xlsx or .pptx)",
+        ),
+    ],
+)
+def test_older_office_files_are_named_by_their_streams(data, name, expected):
+    assert refusal(data, name) == f"looks like {expected}"

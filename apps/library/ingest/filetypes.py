@@ -247,8 +247,10 @@ _OFFICE_DOCUMENT_REL = re.compile(
     rb"""<Relationship\b[^>]*?Type=["'][^"']*/officeDocument["'][^>]*>""", re.S
 )
 _TARGET = re.compile(rb"""\bTarget=["']([^"']+)["']""")
-# An OLE2 container (Office 97-2003) names its streams in UTF-16; the first of
-# these found says what it is, and so what to save it as.
+# An OLE2 container (Office 97-2003) names its streams in UTF-16, each name at
+# the start of a 128-byte directory entry and ended by a NUL; the first of
+# these found (names compare without regard to case) says what it is, and so
+# what to save it as.
 _OLE_KINDS = (
     ("EncryptedPackage", "a password-protected Office document (remove the password and save "
                          "it again as .docx, .xlsx or .pptx)"),
@@ -261,7 +263,8 @@ _OLE_KINDS = (
     ("Quill", "a Publisher document (save it as PDF)"),
 )  # fmt: skip
 _OLE_SIGNATURE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-_OLE_OTHER = "an older Office document (save it as .docx, .xlsx or .pptx)"
+_OLE_OTHER = "an older Office document"
+_OLE_ENTRY = 128
 # A ZIP whose directory is gone still starts with local headers naming its
 # parts; these say which kind of document it was meant to be.
 _DAMAGED_BY_PART = (
@@ -325,6 +328,8 @@ def sniff(data: bytes, filename: str) -> str:
         what = exc.what
         if extension in _SAVE_AS and "save it as" not in what and "save the" not in what:
             what += f" (save it as {_SAVE_AS[extension]})"
+        elif what == _OLE_OTHER:
+            what += " (save it as .docx, .xlsx or .pptx)"
         if claimed:
             raise UnsupportedFile(f"named {extension} but the bytes are {what}") from None
         raise UnsupportedFile(f"looks like {what}") from None
@@ -410,9 +415,20 @@ def _ole_kind(data: bytes) -> str:
     """What an OLE2 container (Office 97-2003, Outlook, Visio…) holds, with
     what to save it as; from the stream names in its directory."""
     for stream, what in _OLE_KINDS:
-        if stream.encode("utf-16-le") in data:
+        if any(_ole_entry(data, name) for name in {stream, stream.upper(), stream.lower()}):
             return what
     return _OLE_OTHER
+
+
+def _ole_entry(data: bytes, name: str) -> bool:
+    """Whether a directory entry of the container is named `name`."""
+    needle = name.encode("utf-16-le") + b"\x00\x00"
+    at = data.find(needle)
+    while at != -1:
+        if at % _OLE_ENTRY == 0:
+            return True
+        at = data.find(needle, at + 1)
+    return False
 
 
 def _printable(prefix: bytes) -> bool:

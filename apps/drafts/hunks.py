@@ -5,8 +5,9 @@ group already carries exact line ranges on both sides, so applying any subset
 is arithmetic, and the review the person sees and the change that is written
 are built from the same structure and cannot disagree.
 
-A group includes context lines on both sides, so neither side is ever empty;
-that is why `kind` comes from the opcode tags rather than from line counts,
+A hunk is one run of changed lines: changes with any unchanged line between
+them are separate hunks (see `_split`). A hunk includes context lines where
+there are some, so a side is rarely empty; that is why `kind` comes from the opcode tags rather than from line counts,
 and why each hunk also carries the spans (relative to its own lines) of the
 lines that really change, for the review to tint only those.
 """
@@ -60,11 +61,36 @@ def _kind(tags: set[str]) -> str:
     return "replace"
 
 
+def _split(group: list[tuple], context: int) -> list[list[tuple]]:
+    """One run of changes per piece, as `git add -p`'s split does: difflib
+    joins changes whose unchanged lines between them are fewer than twice
+    the context, but each change stays its own hunk whenever any unchanged
+    line separates it from the next. The lines between are shared out as
+    context (the earlier piece's tail, the later one's head), never twice,
+    so the pieces' old ranges do not overlap and any subset applies."""
+    pieces: list[list[tuple]] = [[]]
+    last = len(group) - 1
+    for position, (tag, i1, i2, j1, j2) in enumerate(group):
+        if tag != "equal" or position in (0, last):
+            pieces[-1].append((tag, i1, i2, j1, j2))
+            continue
+        length = i2 - i1
+        tail = min(context, length // 2)
+        head = min(context, length - tail)
+        if tail:
+            pieces[-1].append((tag, i1, i1 + tail, j1, j1 + tail))
+        pieces.append([("equal", i2 - head, i2, j2 - head, j2)])
+    return pieces
+
+
 def diff_hunks(old: str, new: str, *, context: int = CONTEXT_LINES) -> list[Hunk]:
     a, b = lines_of(old), lines_of(new)
     matcher = SequenceMatcher(None, a, b, autojunk=False)
+    pieces = [
+        piece for group in matcher.get_grouped_opcodes(context) for piece in _split(group, context)
+    ]
     hunks = []
-    for index, group in enumerate(matcher.get_grouped_opcodes(context)):
+    for index, group in enumerate(pieces):
         old_start, new_start = group[0][1], group[0][3]
         old_end, new_end = group[-1][2], group[-1][4]
         changes = [op for op in group if op[0] != "equal"]

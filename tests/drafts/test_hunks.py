@@ -77,3 +77,22 @@ def test_far_apart_changes_are_separate_hunks():
     hunks = diff_hunks(old, new)
     assert [h.kind for h in hunks] == ["replace", "remove"]
     assert apply_hunks(old, hunks, {1}) == old.replace("line 35\n", "")
+
+
+def test_changes_with_unchanged_lines_between_are_separate_hunks():
+    # Within 3 lines of each other, yet each can be accepted on its own.
+    old = "".join(f"line {i}\n" for i in range(12))
+    new = old.replace("line 4\n", "line four\n").replace("line 6\n", "line six\n")
+    hunks = diff_hunks(old, new)
+    assert [h.kind for h in hunks] == ["replace", "replace"]
+    assert apply_hunks(old, hunks, {0}) == old.replace("line 4\n", "line four\n")
+    assert apply_hunks(old, hunks, {1}) == old.replace("line 6\n", "line six\n")
+    # The one unchanged line between them is context once, not twice.
+    assert hunks[0].old_end <= hunks[1].old_start
+
+
+def test_adjacent_changed_lines_stay_one_hunk():
+    old = "".join(f"line {i}\n" for i in range(12))
+    new = old.replace("line 4\nline 5\n", "line four\nline five\n")
+    (hunk,) = diff_hunks(old, new)
+    assert hunk.old_spans == [(3, 5)]

@@ -7,9 +7,10 @@ are built from the same structure and cannot disagree.
 
 A hunk is one run of changed lines: changes with any unchanged line between
 them are separate hunks (see `_split`). A hunk includes context lines where
-there are some, so a side is rarely empty; that is why `kind` comes from the opcode tags rather than from line counts,
-and why each hunk also carries the spans (relative to its own lines) of the
-lines that really change, for the review to tint only those.
+there are some, so a side is rarely empty; that is why `kind` comes from the
+opcode tags rather than from line counts, and why each hunk also carries the
+spans (relative to its own lines) of the lines that really change, for the
+review to tint only those.
 """
 
 from __future__ import annotations

@@ -98,6 +98,7 @@ def main() -> None:
     parser.add_argument("--search-tool-only", action="store_true")
     parser.add_argument("--model-path", type=Path)
     parser.add_argument("--workdir", type=Path, default=WORKDIR)
+    parser.add_argument("--request-timeout", type=int, default=600)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -211,20 +212,35 @@ def connect(instance: Instance, port: int, model: str) -> None:
 
 
 def ask(instance: Instance, user: str, question: str) -> tuple[dict, float]:
+    """One turn through `manage.py chat --json`. A failed reply (the command
+    exits 1 after printing it) is kept with its text: scored as wrong."""
     started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), "chat", "--user", user, "--json", question],
+        capture_output=True, text=True, env=instance.env, cwd=ROOT,
+    )  # fmt: skip
+    lines = result.stdout.strip().splitlines()
     try:
-        out = instance.manage("chat", "--user", user, "--json", question)
-        answer = json.loads(out.strip().splitlines()[-1])
-    except SystemExit as exc:  # a failed reply: scored as wrong, kept in the report
-        answer = {"reply": str(exc)[-300:], "citations": [], "notes": [], "failed": True}
+        answer = json.loads(lines[-1])
+    except (IndexError, json.JSONDecodeError):
+        answer = {"reply": result.stderr[-300:], "citations": [], "notes": []}
+    answer["failed"] = result.returncode != 0
     return answer, time.monotonic() - started
+
+
+def configured(instance: Instance, args) -> Instance:
+    # A CPU server shared with other work can take minutes for one prompt:
+    # the measured seconds say how long, the timeout must not cut it short.
+    instance.env["JARVIS_CHAT_TIMEOUT_SECONDS"] = str(args.request_timeout)
+    instance.env["JARVIS_CHAT_REPLY_SECONDS"] = str(args.request_timeout)
+    if args.search_tool_only:
+        instance.env["JARVIS_CHAT_FIRST_SEARCH"] = "false"
+    return instance
 
 
 def run_demo(port: int, args) -> dict:
     vaults = Path(tempfile.mkdtemp(prefix="jarvis-answer-vaults-"))
-    instance = Instance(vaults_root=vaults)
-    if args.search_tool_only:
-        instance.env["JARVIS_CHAT_FIRST_SEARCH"] = "false"
+    instance = configured(Instance(vaults_root=vaults), args)
     try:
         instance.manage("migrate", "--noinput", "-v", "0")
         instance.manage("seed_demo")
@@ -258,9 +274,7 @@ def run_seed(port: int, args) -> dict:
     vault = (args.benchmark / "vault").resolve()
     questions = json.loads((args.benchmark / "golden_questions.json").read_text())
     chosen = stratified(questions, args.limit)
-    instance = Instance(vaults_root=vault.parent)
-    if args.search_tool_only:
-        instance.env["JARVIS_CHAT_FIRST_SEARCH"] = "false"
+    instance = configured(Instance(vaults_root=vault.parent), args)
     try:
         instance.setup()
         instance.manage(
@@ -317,6 +331,7 @@ def score(question, answer, seconds, *, facts, category, stale=()) -> dict:
         "stale": any(_norm(s) in text for s in stale) and not right,
         "seconds": round(seconds, 1),
         "failed": bool(answer.get("failed")),
+        "stopped": answer.get("stopped_reason", ""),
         "reply": reply[:300],
         "notes": answer.get("notes", []),
     }

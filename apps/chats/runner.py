@@ -25,6 +25,7 @@ from django.conf import settings
 
 from apps.chats import approvals, citations, refusals, rounds, setup, tools
 from apps.chats.attachments import attachment_ids, pending_attachments
+from apps.chats.attribution import ATTRIBUTED_NOTE, attribute
 from apps.chats.compaction import maybe_compact
 from apps.chats.fallback import search_fallback
 from apps.chats.first_search import first_search, is_context_overflow
@@ -432,6 +433,16 @@ async def _finish_citations(generation, turn, ctx, conversation, specs, answer_b
         final = _text_of(answer_blocks)
         _, used, _ = citations.verify(final, valid)
         stopped = generation.usage.get("stop_reason") == "budget"
+        if not used and not refusals.is_refusal(final):
+            # The sentences that repeat a passage get its number, by code;
+            # the model is asked to cite only when none does.
+            bodies = {n: p.result.text for n, p in ctx.passages.items()}
+            attributed, added = attribute(generation.text, bodies)
+            if added:
+                generation.text = attributed
+                generation.usage["attributed_citations"] = len(added)
+                generation.notes.append(ATTRIBUTED_NOTE)
+                used = added
         if not used and specs and not stopped and not refusals.is_refusal(final):
             # Asked once; the retry replaces the answer only if it now cites.
             conversation.append({"role": "user", "blocks": [{"type": "text", "text": ASK_TO_CITE}]})

@@ -67,6 +67,8 @@ def repeating(text: str) -> bool:
     REPEAT_TIMES times in its last REPEAT_WINDOW characters."""
     tail = text[-REPEAT_WINDOW:]
     piece = tail[-REPEAT_PIECE:]
-    if len(tail) < REPEAT_PIECE * REPEAT_TIMES or len(set(piece)) < 5:
+    # A stretch of few distinct characters ("word word word", a table rule)
+    # is layout or a list, not a loop of sentences.
+    if len(tail) < REPEAT_PIECE * REPEAT_TIMES or len(set(piece)) < 12:
         return False
     return tail.count(piece) >= REPEAT_TIMES

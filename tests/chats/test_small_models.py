@@ -119,8 +119,21 @@ def test_a_context_overflow_shrinks_the_passages_and_retries_once(owner, notes, 
 
 
 def test_chat_json_includes_the_replys_notes(owner, notes, local_model, llm, capsys):
-    llm.queue(Reply(replay="qwen_uncited_answer"), Reply(text="Still no citation."))
+    llm.queue(Reply(replay="qwen_uncited_answer"))
     call_command("chat", "--user", owner.username, "--json", "When is the boiler service due?")
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert printed["reply"].startswith("The boiler service is due on 14 April")
-    assert any(note.startswith("Uncited") for note in printed["notes"])
+    assert any(note.startswith("Citations attributed") for note in printed["notes"])
+
+
+def test_an_answer_that_repeats_a_passage_without_citing_gets_attributed_citations(
+    owner, notes, local_model, llm
+):
+    # Recorded from the real model: the right answer, copied from passage [1], uncited.
+    llm.queue(Reply(replay="qwen_uncited_answer"))
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert len(llm.chat_requests) == 1  # no request asking the model to cite
+    assert answer.text == "The boiler service is due on 14 April; Hale & Sons do it [1]."
+    assert answer.citations[0]["path"] == "home/boiler.md"
+    assert any(note.startswith("Citations attributed by Jarvis") for note in answer.notes)
+    assert not any(note.startswith("Uncited") for note in answer.notes)

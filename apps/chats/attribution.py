@@ -1,0 +1,67 @@
+"""Citations by code when the model gives none.
+
+Small models often answer rightly from the passages they were given and cite
+nothing. When an answer cites nothing, each of its sentences is compared with
+the turn's passages: a sentence whose content words are mostly in one passage
+(ATTRIBUTE_SHARE of them, at least ATTRIBUTE_MIN_WORDS words) gets that
+passage's [n] at its end. The numbers are then verified exactly as a model's
+would be (apps.chats.citations.verify), and the reply says they were
+attributed by Jarvis. Only when no sentence matches is the model asked to cite.
+"""
+
+from __future__ import annotations
+
+import re
+
+ATTRIBUTE_SHARE = 0.6
+ATTRIBUTE_MIN_WORDS = 3
+ATTRIBUTED_NOTE = (
+    "Citations attributed by Jarvis: the model cited nothing, so its sentences were "
+    "matched to the passages they repeat."
+)
+
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_WORD = re.compile(r"\w+")
+_COMMON = frozenset(
+    """a an and are as at be been but by can could did do does for from had has have how i
+    in is it its me my of on or our that the their them then there these they this to
+    was we were what when where which who will with would you your about not no yes so
+    also just than only very""".split()  # noqa: SIM905
+)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _COMMON and len(w) > 1}
+
+
+def attribute(text: str, passages: dict[int, str]) -> tuple[str, list[int]]:
+    """(the text with [n] added after sentences that repeat passage n, the
+    numbers added in order). Code blocks are left alone."""
+    if "```" in text:
+        return text, []
+    vocabulary = {n: _words(body) for n, body in passages.items()}
+    added: list[int] = []
+    pieces = []
+    last = 0
+    for match in _SENTENCE.finditer(text):
+        sentence = match.group(0)
+        words = _words(sentence)
+        best, share = None, 0.0
+        if len(words) >= ATTRIBUTE_MIN_WORDS:
+            for n, known in vocabulary.items():
+                found = len(words & known) / len(words)
+                if found > share:
+                    best, share = n, found
+        pieces.append(text[last : match.start()])
+        if best is not None and share >= ATTRIBUTE_SHARE:
+            stripped = sentence.rstrip()
+            end = stripped[-1] if stripped[-1:] in ".!?" else ""
+            body = stripped[: len(stripped) - len(end)] if end else stripped
+            pieces.append(f"{body} [{best}]{end}{sentence[len(stripped) :]}")
+            if best not in added:
+                added.append(best)
+        else:
+            pieces.append(sentence)
+        last = match.end()
+    pieces.append(text[last:])
+    return ("".join(pieces), added) if added else (text, [])

@@ -25,7 +25,8 @@ application = ProtocolTypeRouter(
     {
         # /mcp/ is the MCP endpoint (bearer tokens, Host/Origin checked: apps.mcp.http);
         # everything else is Django.
-        "http": with_mcp(django_asgi_app),
+        # Large bodies are read to the app in pieces (apps.core.bodies).
+        "http": bodies.streamed(with_mcp(django_asgi_app)),
         # The validator refuses a missing or foreign Origin (scheme, host and
         # port) before any consumer runs; the auth stack gives consumers
         # scope["user"] and scope["session"].

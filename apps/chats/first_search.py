@@ -21,7 +21,9 @@ import re
 from django.conf import settings
 
 from apps.chats.tools import TurnContext
+from apps.chats.tools.context import wrap
 from apps.chats.tools.library import passages_for
+from apps.chats.tools.projects import records_for_passages
 from apps.library.selectors import visible_to
 
 # Passages handed over before the first round, and the characters kept of
@@ -36,6 +38,7 @@ HEAD = (
     "Jarvis searched the notes for this question before you answered. The passages "
     "below are what it found; cite the ones you use by their number, like [1]."
 )
+RECORDS = "The project registry's records for the projects these passages are about:"
 NOTHING = "Jarvis searched the notes for this question and found nothing relevant."
 
 _SMALL_TALK = re.compile(
@@ -79,6 +82,9 @@ def first_search(ctx: TurnContext, question: str, *, shrunk: bool = False) -> st
     }
     if not found.passages:
         return NOTHING
+    records = records_for_passages(ctx, found.passages)
+    if records:
+        return f"{HEAD}\n\n{found.text}\n\n{RECORDS}\n{wrap(records)}"
     return f"{HEAD}\n\n{found.text}"
 
 

@@ -78,3 +78,17 @@ def test_the_owner_s_local_model_reads_the_private_section_and_the_chat_turns_pr
     chat, _ = run_turn(owner, "What did the clinic say?")
     assert MARKER in sent(llm)
     assert chat.private
+
+
+def test_the_first_search_brings_the_projects_registry_record(owner, local_model, llm):
+    # A model that calls no tool still gets the project's status, citable.
+    def cite_the_status(body):
+        sent = json.dumps(body["messages"][-1])
+        number = re.search(r"status: done \[(\d+)\]", sent)
+        return Reply(text=f"PixelNet is done [{number.group(1)}]." if number else "No idea.")
+
+    llm.queue(cite_the_status)
+    _, answer = run_turn(owner, "Where does the PixelNet classifier project stand?")
+    assert "registry's records" in sent(llm) and "Project PixelNet" in sent(llm)
+    assert answer.text.startswith("PixelNet is done [")
+    assert answer.citations[0]["path"] == "projects/pixelnet.md"

@@ -70,18 +70,34 @@ def get_project_status(ctx: TurnContext, args: dict) -> str:
     if len(views) > 3:
         names = ", ".join(v.name for v in views[:10])
         return wrap([f"{len(views)} projects match {name!r}: {names}. Ask for one."], footer)
-    blocks = []
-    for v in views:
-        lines = [
-            f"Project {v.name} · {v.path} · last updated {_when(v)} (latest version)",
-            f"status: {v.status or 'not stated'}{_cite(ctx, v, 'status')}",
-            f"reason: {v.reason or 'not stated'}{_cite(ctx, v, 'reason')}",
-            f"key result: {v.key_result or 'not stated'}{_cite(ctx, v, 'key_result')}",
-            f"next steps: {'; '.join(v.next_steps) or 'none stated'}{_cite(ctx, v, 'next_steps')}",
-            f"blockers: {'; '.join(v.blockers) or 'none stated'}{_cite(ctx, v, 'blockers')}",
-        ]
-        blocks.append("\n".join(lines))
-    return wrap(blocks, footer)
+    return wrap([project_record(ctx, v) for v in views], footer)
+
+
+def project_record(ctx: TurnContext, v: ProjectView) -> str:
+    """One project's registry record, each field citing the passage it came from."""
+    lines = [
+        f"Project {v.name} · {v.path} · last updated {_when(v)} (latest version)",
+        f"status: {v.status or 'not stated'}{_cite(ctx, v, 'status')}",
+        f"reason: {v.reason or 'not stated'}{_cite(ctx, v, 'reason')}",
+        f"key result: {v.key_result or 'not stated'}{_cite(ctx, v, 'key_result')}",
+        f"next steps: {'; '.join(v.next_steps) or 'none stated'}{_cite(ctx, v, 'next_steps')}",
+        f"blockers: {'; '.join(v.blockers) or 'none stated'}{_cite(ctx, v, 'blockers')}",
+    ]
+    return "\n".join(lines)
+
+
+def records_for_passages(ctx: TurnContext, passages: list[Passage]) -> list[str]:
+    """The registry records of the projects whose notes (any version) these
+    passages come from: the first search hands them over with the passages,
+    so a status question needs no project tool."""
+    families = {(p.result.source_id, p.result.family or p.result.path) for p in passages}
+    if not families:
+        return []
+    return [
+        project_record(ctx, v)
+        for v in projects_for(ctx.user, cloud_only=ctx.cloud)
+        if (v.document.source_id, v.document.family or v.path) in families
+    ]
 
 
 register(

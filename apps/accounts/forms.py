@@ -42,8 +42,15 @@ class SignupForm(UserCreationForm):
 class PreferencesForm(forms.ModelForm):
     class Meta:
         model = User
-        fields = ("display_name", "theme")
-        help_texts = {"display_name": "Shown in the header and on shared items."}
+        fields = ("display_name", "theme", "send_with_ctrl_enter")
+        labels = {"send_with_ctrl_enter": "Send chat messages with Ctrl+Enter"}
+        help_texts = {
+            "display_name": "Shown in the header and on shared items.",
+            "send_with_ctrl_enter": (
+                "Off: Enter sends and Shift+Enter starts a new line. "
+                "On: Enter starts a new line and Ctrl+Enter sends."
+            ),
+        }
 
 
 class ThemeForm(forms.Form):

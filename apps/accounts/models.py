@@ -24,6 +24,9 @@ class User(AbstractUser):
 
     display_name = models.CharField(max_length=80, blank=True)
     theme = models.CharField(max_length=10, choices=Theme.choices, default=Theme.SYSTEM)
+    # Enter sends a chat message (Shift+Enter: a new line), as in every chat
+    # app; some people prefer Enter for lines and Ctrl+Enter to send.
+    send_with_ctrl_enter = models.BooleanField(default=False)
     # The model their chats start with; ignored (instance default) once they may
     # no longer use it (apps.instance.selectors.default_model_for).
     default_model = models.ForeignKey(

@@ -83,10 +83,16 @@ def end_sessions_of(*, user: User) -> int:
     return ended
 
 
-def preferences_update(*, user: User, display_name: str, theme: str) -> None:
+def preferences_update(
+    *, user: User, display_name: str, theme: str, send_with_ctrl_enter: bool | None = None
+) -> None:
     user.display_name = display_name.strip()
     user.theme = theme
-    user.save(update_fields=["display_name", "theme"])
+    fields = ["display_name", "theme"]
+    if send_with_ctrl_enter is not None:  # the header's theme toggle leaves it alone
+        user.send_with_ctrl_enter = send_with_ctrl_enter
+        fields.append("send_with_ctrl_enter")
+    user.save(update_fields=fields)
 
 
 # --- Sign-in throttling ---------------------------------------------------

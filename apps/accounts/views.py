@@ -116,6 +116,7 @@ def preferences_view(request: HttpRequest) -> HttpResponse:
             user=request.user,
             display_name=form.cleaned_data["display_name"],
             theme=form.cleaned_data["theme"],
+            send_with_ctrl_enter=form.cleaned_data["send_with_ctrl_enter"],
         )
         messages.success(request, "Preferences saved.")
         return redirect("accounts:preferences")

@@ -62,7 +62,7 @@ def agent_chat_context(user: User, chat: Chat | None) -> dict | None:
         },
         "composer_placeholder": (
             f"Tell the agent what to do on {profile.host if profile else 'its machine'} "
-            f"in {session.project_dir}… (Ctrl+Enter to send)"
+            f"in {session.project_dir}…"
         ),
         "modes": [(mode, MODE_WORDS[mode], MODE_HELP[mode]) for mode in AgentSession.Mode.values],
         "socket": f"/ws/terminal/{chat.pk}/",

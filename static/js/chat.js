@@ -1,5 +1,5 @@
-// The chat page: sending with Ctrl/Cmd+Enter, keeping the newest text in view,
-// confirming deletes, @-mentions, copying
+// The chat page: sending with Enter (or Ctrl+Enter, by the person's
+// setting), keeping the newest text in view, confirming deletes, @-mentions, copying
 // an answer, and following the branch shown when another tab changes it.
 // No inline script anywhere (CSP); the page works without this file, minus
 // these comforts.
@@ -8,12 +8,18 @@
 
   function composer() { return document.getElementById("composer"); }
 
+  // Enter sends and Shift+Enter starts a new line, as in every chat app; a
+  // person who chose Ctrl+Enter in Settings (data-send="ctrl-enter") gets
+  // Enter for lines. Ctrl/Cmd+Enter sends either way. Not while an input
+  // method is composing a character.
   document.addEventListener("keydown", function (event) {
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && event.target.id === "composer-text") {
-      event.preventDefault();
-      var form = composer();
-      if (form && window.htmx) window.htmx.trigger(form, "submit");
-    }
+    if (event.key !== "Enter" || event.target.id !== "composer-text" || event.isComposing) return;
+    var ctrlOnly = event.target.getAttribute("data-send") === "ctrl-enter";
+    var modified = event.ctrlKey || event.metaKey;
+    if (!modified && (ctrlOnly || event.shiftKey || event.altKey)) return;
+    event.preventDefault();
+    var form = composer();
+    if (form && window.htmx) window.htmx.trigger(form, "submit");
   });
 
   function lastReply() {

@@ -49,6 +49,9 @@ class Added:
     existing: list[Document] = field(default_factory=list)  # asks "replace / refresh?"
     error: str = ""
     name: str = ""
+    # A refresh that fetched exactly what the latest version holds: no new
+    # version (it would only add "replaced by the same page" to the timeline).
+    unchanged: Document | None = None
 
 
 def _own_source(owner, kind: str, name: str) -> Source:
@@ -148,6 +151,10 @@ def web_page_add(*, owner, url: str, refresh: bool = False) -> Added:
         page = fetch(url)
     except FetchError as exc:
         raise Refused(str(exc)) from exc
+    digest = hashlib.sha256(page.body).hexdigest()
+    latest = max(existing, key=lambda d: (d.is_latest, d.pk), default=None)
+    if latest is not None and latest.content_hash == digest:
+        return Added(unchanged=latest, name=url)
     host = urlsplit(page.final_url).hostname or "page"
     relative = store(area="web", owner_id=owner.pk, data=page.body, filename=f"{host}.html")
     source = uploads_source(owner)
@@ -157,7 +164,7 @@ def web_page_add(*, owner, url: str, refresh: bool = False) -> Added:
             path=page.final_url[:1000],
             title=url[:500],
             kind=Document.Kind.WEB,
-            content_hash=hashlib.sha256(page.body).hexdigest(),
+            content_hash=digest,
             size=len(page.body),
             url=wanted,
             site=host,

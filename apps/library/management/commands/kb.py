@@ -226,6 +226,9 @@ class Command(SubcommandCommand):
 
     def _add_page(self, owner, url: str, *, refresh: bool) -> Document:
         added = adding.web_page_add(owner=owner, url=url, refresh=refresh)
+        if added.unchanged is not None:
+            self.stdout.write(f"{url} has not changed since it was fetched: no new version")
+            return added.unchanged
         if added.document is None:
             known = ", ".join(f"#{d.pk}" for d in added.existing)
             raise CommandError(

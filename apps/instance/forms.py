@@ -29,6 +29,38 @@ def location_for_url(url: str) -> str:
     return Connection.Location.CLOUD
 
 
+# The request options an admin may set per connection, and what each must be.
+_NUMBER = (int, float)
+REQUEST_OPTIONS = {
+    "temperature": _NUMBER,
+    "top_p": _NUMBER,
+    "top_k": int,
+    "min_p": _NUMBER,
+    "repeat_penalty": _NUMBER,
+    "presence_penalty": _NUMBER,
+    "frequency_penalty": _NUMBER,
+    "seed": int,
+    "tool_choice": str,
+}
+ANTHROPIC_OPTIONS = ("temperature", "top_p", "top_k")
+TOOL_CHOICES = ("auto", "required", "none")
+
+
+def request_options_problem(options, kind: str) -> str:
+    """Why these request options cannot be stored ("" when they can)."""
+    if not isinstance(options, dict):
+        return 'Write a JSON object, e.g. {"temperature": 0.2}.'
+    for key, value in options.items():
+        expected = REQUEST_OPTIONS.get(key)
+        if expected is None or (kind == Connection.Kind.ANTHROPIC and key not in ANTHROPIC_OPTIONS):
+            return f"{key!r} is not an option Jarvis sends to this kind of connection."
+        if isinstance(value, bool) or not isinstance(value, expected):
+            return f"{key!r} must be a {'number' if expected is _NUMBER else expected.__name__}."
+        if key == "tool_choice" and value not in TOOL_CHOICES:
+            return f"tool_choice must be one of {', '.join(TOOL_CHOICES)}."
+    return ""
+
+
 class ConnectionForm(forms.ModelForm):
     # The stored key is never rendered back, not even into a password input's
     # value: the page shows only its masked form.
@@ -59,10 +91,13 @@ class ConnectionForm(forms.ModelForm):
 
     class Meta:
         model = Connection
-        fields = ("name", "kind", "base_url", "location", "enabled")
+        fields = ("name", "kind", "base_url", "location", "enabled", "request_options")
 
     def clean(self) -> dict:
         data = super().clean()
+        problem = request_options_problem(data.get("request_options") or {}, data.get("kind", ""))
+        if problem:
+            self.add_error("request_options", problem)
         if not data.get("location"):
             data["location"] = location_for_url(data.get("base_url") or "")
         if data.get("clear_api_key") and data.get("api_key"):

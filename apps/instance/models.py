@@ -295,6 +295,17 @@ class Connection(models.Model):
         "Notes marked local-only never go to a cloud connection; when unsure, keep cloud.",
     )
     enabled = models.BooleanField(default=True)
+    # Sampling options sent with every request to this connection (checked by
+    # apps.instance.forms.REQUEST_OPTIONS): a small model answers better at a
+    # low temperature with a repeat penalty.
+    request_options = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Sent with every request, e.g. {"temperature": 0.2, "repeat_penalty": 1.1}. '
+        "Allowed: temperature, top_p, top_k, min_p, repeat_penalty, presence_penalty, "
+        'frequency_penalty, seed, tool_choice ("auto", "required" or "none"); Anthropic: '
+        "temperature, top_p, top_k only.",
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

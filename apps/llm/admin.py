@@ -141,6 +141,7 @@ class ConnectionAdmin(admin.ModelAdmin):
     readonly_fields = ("stored_key", "created", "updated")
     fieldsets = (
         (None, {"fields": ("name", "kind", "base_url", "location", "enabled")}),
+        ("Request options", {"fields": ("request_options",)}),
         ("API key", {"fields": ("stored_key", "api_key", "clear_api_key")}),
         ("History", {"fields": ("created", "updated"), "classes": ("collapse",)}),
     )

@@ -90,6 +90,15 @@ def is_openrouter(base_url: str) -> bool:
     return any(host == name or host.endswith("." + name) for name in OPENROUTER_HOSTS)
 
 
+def _extra(connection) -> dict | None:
+    """The admin's request options (temperature, repeat penalty, tool_choice…),
+    with OpenRouter's privacy routing on top: no option can loosen it."""
+    extra = dict(getattr(connection, "request_options", None) or {})
+    if is_openrouter(connection.base_url):
+        extra.update(OPENROUTER_PRIVACY)
+    return extra or None
+
+
 def provider_config_for(entry: ModelEntry, **overrides: Any) -> ProviderConfig:
     """The config to call `entry` with. Raises the connection's JarvisError
     (SecretUndecryptable) when its stored key cannot be read with the current
@@ -101,7 +110,7 @@ def provider_config_for(entry: ModelEntry, **overrides: Any) -> ProviderConfig:
         api_key=connection.api_key,
         model=entry.model_id,
         timeout=float(settings.CHAT_REQUEST_TIMEOUT_SECONDS),
-        extra=dict(OPENROUTER_PRIVACY) if is_openrouter(connection.base_url) else None,
+        extra=_extra(connection),
         cloud=entry.is_cloud,
     )
     return replace(config, **overrides) if overrides else config

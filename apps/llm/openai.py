@@ -302,7 +302,12 @@ def request_body(
             }
             for t in tools
         ]
-    return merge_extra(body, config)
+    body = merge_extra(body, config)
+    if not tools:
+        # A connection's tool_choice applies to requests that offer tools; a
+        # server refuses one without them.
+        body.pop("tool_choice", None)
+    return body
 
 
 def request(

@@ -1,5 +1,9 @@
 """Settings → Claude, Cursor (MCP): a person's access tokens for /mcp/.
-A new token is shown once, in the answer to the POST that made it."""
+
+A new token is shown once: the POST that made it keeps the secret in the
+person's session and redirects; the next GET of the page takes it out and
+shows it (post/redirect/get, so a reload neither makes a second token nor
+shows the secret again)."""
 
 from __future__ import annotations
 
@@ -15,6 +19,9 @@ from apps.mcp.http import MCP_PATH
 from apps.mcp.tokens import token_create, token_for, token_revoke, tokens_of
 
 
+NEW_TOKEN_KEY = "mcp_new_token"
+
+
 def _page(request: HttpRequest, *, new_token: str = "", status: int = 200) -> HttpResponse:
     context = {
         "tokens": tokens_of(request.user),
@@ -25,10 +32,11 @@ def _page(request: HttpRequest, *, new_token: str = "", status: int = 200) -> Ht
     return render(request, "mcp/settings.html", context, status=status)
 
 
+@never_cache
 @login_required
 @require_GET
 def settings_page(request: HttpRequest) -> HttpResponse:
-    return _page(request)
+    return _page(request, new_token=request.session.pop(NEW_TOKEN_KEY, ""))
 
 
 @never_cache
@@ -40,7 +48,8 @@ def create(request: HttpRequest) -> HttpResponse:
     except JarvisError as exc:
         messages.error(request, str(exc))
         return redirect("mcp:settings")
-    return _page(request, new_token=plain)  # shown once: never stored, never redirected
+    request.session[NEW_TOKEN_KEY] = plain  # until the page after the redirect shows it
+    return redirect("mcp:settings")
 
 
 @login_required

@@ -139,6 +139,15 @@
     }
   });
 
+  // A form with data-confirm (Delete, Revoke) asks before it is sent.
+  document.addEventListener("submit", function (event) {
+    var message = event.target.getAttribute && event.target.getAttribute("data-confirm");
+    if (message && !window.confirm(message)) {
+      event.preventDefault();
+      event.stopImmediatePropagation(); // nor does htmx send it
+    }
+  }, true);
+
   // A form marked data-autosubmit sends itself when its select changes (its
   // submit button stays for a page without JavaScript).
   document.addEventListener("DOMContentLoaded", function () {

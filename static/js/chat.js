@@ -1,5 +1,5 @@
 // The chat page: sending with Enter (or Ctrl+Enter, by the person's
-// setting), keeping the newest text in view, confirming deletes, @-mentions, copying
+// setting), keeping the newest text in view, @-mentions, copying
 // an answer, and following the branch shown when another tab changes it.
 // No inline script anywhere (CSP); the page works without this file, minus
 // these comforts.
@@ -59,10 +59,6 @@
     box.setSelectionRange(box.value.length, box.value.length);
   });
 
-  document.addEventListener("submit", function (event) {
-    var message = event.target.getAttribute("data-confirm");
-    if (message && !window.confirm(message)) event.preventDefault();
-  }, true);
 
   // Each reply's Regenerate offers the other models from the page's one list
   // (chat.html), so a reply appended by a send carries no list of its own.

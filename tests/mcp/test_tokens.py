@@ -16,14 +16,18 @@ def _token_in(page: str) -> str:
 def test_a_new_token_is_shown_once_and_stored_only_as_a_hash(client, owner):
     client.force_login(owner)
     made = client.post("/settings/mcp/tokens/", {"name": "Claude Desktop"})
-    assert made.status_code == 200 and "no-store" in made["Cache-Control"]
-    token = _token_in(made.content.decode())
+    assert made.status_code == 302 and made["Location"] == "/settings/mcp/"
+    shown = client.get("/settings/mcp/")  # the page after the redirect
+    assert "no-store" in shown["Cache-Control"]
+    token = _token_in(shown.content.decode())
     row = McpToken.objects.get()
     assert (row.owner, row.name) == (owner, "Claude Desktop")
     assert token not in str(list(McpToken.objects.values()))
     assert user_for_token(token) == owner
+    # A reload shows neither the secret again nor a second token.
     again = client.get("/settings/mcp/").content.decode()
     assert token not in again and row.prefix in again
+    assert McpToken.objects.count() == 1
 
 
 def test_a_revoked_token_is_refused_and_only_its_person_revokes_it(client, owner, member):

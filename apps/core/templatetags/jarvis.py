@@ -24,10 +24,28 @@ def markdown(text: str) -> SafeString:
     return render_markdown(text)
 
 
+# How the PDF parser starts an annotation's passage ("[HIGHLIGHT p.2] …",
+# apps/library/ingest/parsing/pdf.py): the index keeps it, a reader sees a badge.
+_ANNOTATION_MARKER = re.compile(r"^\[([A-Z]+) p\.(\d+)\]\s*")
+
+
 @register.filter
 def highlight(text: str, terms) -> SafeString:
-    """`text` escaped, with each search term wrapped in <mark>. Built from
-    escaped pieces with format_html, so nothing unescaped can slip through."""
+    """`text` escaped, with each search term wrapped in <mark>, and an
+    annotation's leading marker shown as a badge. Built from escaped pieces
+    with format_html, so nothing unescaped can slip through."""
+    marker = _ANNOTATION_MARKER.match(text or "")
+    if marker is None:
+        return _marked(text, terms)
+    badge = format_html(
+        '<span class="badge" data-testid="annotation-badge">{} · p. {}</span> ',
+        marker.group(1).lower(),
+        marker.group(2),
+    )
+    return format_html("{}{}", badge, _marked(text[marker.end() :], terms))
+
+
+def _marked(text: str, terms) -> SafeString:
     words = [t for t in (terms or []) if t]
     if not words or not text:
         return escape(text or "")
@@ -43,8 +61,20 @@ def highlight(text: str, terms) -> SafeString:
 
 
 @register.filter
+def field_label(key: str) -> str:
+    """A record field by its name: `x_` (how frontmatter keys are stored,
+    apps/library/ingest/parsing/frontmatter.py) is storage, not display."""
+    key = str(key or "")
+    if key.startswith("x_"):
+        key = key[2:]
+    return key.replace("_", " ")
+
+
+@register.filter
 def filesize(size: int) -> str:
     size = int(size or 0)
+    if size == 1:
+        return "1 byte"
     for unit in ("bytes", "KB", "MB", "GB"):
         if size < 1024 or unit == "GB":
             return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"

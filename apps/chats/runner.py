@@ -170,6 +170,8 @@ async def _turn_body(generation: Generation, *, resume: bool = False) -> None:
         user=turn.user, chat=turn.chat, cloud=turn.cloud, notes_only=turn.chat.notes_only,
         mentions=list(turn.question.mentions or []),
     )  # fmt: skip
+    if getattr(turn.model, "search_only", False) and not turn.chat.is_agent:
+        ctx.only_tools = tools.SEARCH_ONLY
     specs = []
     if turn.model.supports_tools:
         # Offering a tool may read the database (an agent chat's session).

@@ -360,6 +360,15 @@ class ModelEntry(models.Model):
         default=False, help_text="Can call tools (needed to search the notes)."
     )
     supports_vision = models.BooleanField(default=False, help_text="Accepts images.")
+    # A small model picks the wrong tool when offered sixteen (project tools for
+    # every question): offered only the search and the document reader. Check
+    # sets it when the tool probe came back as text rather than a tool call.
+    search_only = models.BooleanField(
+        "small model: search only",
+        default=False,
+        help_text="Offer only search_notes and get_document (a small model picks the wrong "
+        "tool from a long list).",
+    )
     context_length = models.PositiveIntegerField(
         default=0, help_text="Context window in tokens; 0 = unknown."
     )

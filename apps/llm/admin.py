@@ -18,7 +18,15 @@ from apps.instance import services as instance_services
 from apps.instance.forms import ConnectionForm
 from apps.instance.models import Connection, ModelEntry
 from apps.instance.selectors import instance_settings
-from apps.llm.services import CheckResult, connection_check, model_probe_tools
+from apps.llm.services import (
+    PROBE_AS_TEXT,
+    PROBE_CALLED,
+    PROBE_FAILED,
+    PROBE_WORDS,
+    CheckResult,
+    connection_check,
+    model_probe_tools,
+)
 
 # A check's message lists at most this many ids (a cloud endpoint serves hundreds).
 SHOWN_IDS = 40
@@ -41,6 +49,7 @@ class ModelEntryForm(forms.ModelForm):
             "display_name",
             "supports_tools",
             "supports_vision",
+            "search_only",
             "context_length",
             "enabled",
             "groups",
@@ -111,19 +120,16 @@ def _probed_and_defaulted(added: list[ModelEntry], result: CheckResult) -> list[
     for entry in added:
         if result.found[entry.model_id].tools is not None:
             continue
-        works = model_probe_tools(entry=entry)
-        if works is None:
+        probe = model_probe_tools(entry=entry)
+        if probe == PROBE_FAILED:
             lines.append(
                 f"{entry.model_id}: the tool probe failed; tick tools by hand if it has them."
             )
             continue
-        entry.supports_tools = works
-        entry.save(update_fields=["supports_tools"])
-        lines.append(
-            f"{entry.model_id}: "
-            + ("answered the tool probe with a tool call; tools ticked." if works else
-               "did not call the probe's tool; it gets the notes without tools.")
-        )  # fmt: skip
+        entry.supports_tools = probe in (PROBE_CALLED, PROBE_AS_TEXT)
+        entry.search_only = probe == PROBE_AS_TEXT
+        entry.save(update_fields=["supports_tools", "search_only"])
+        lines.append(f"{entry.model_id}: {PROBE_WORDS[probe]}")
     settings_row = instance_settings()
     if added and settings_row.default_model is None:
         chosen = next((e for e in added if e.supports_tools), added[0])

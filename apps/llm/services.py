@@ -13,7 +13,7 @@ from asgiref.sync import async_to_sync
 from apps.core import crypto
 from apps.core.errors import Refused
 from apps.instance.models import Connection, ModelEntry
-from apps.llm import ModelInfo, ToolCall, ToolSpec, describe_models, stream_chat
+from apps.llm import ModelInfo, TextDelta, ToolCall, ToolSpec, describe_models, stream_chat
 from apps.llm.config import ProviderConfig, provider_config_for
 from apps.llm.errors import ProviderError, redact
 from apps.llm.selectors import models_for
@@ -76,25 +76,39 @@ PROBE_TOOL = ToolSpec(
 PROBE_SECONDS = 90.0
 
 
-def model_probe_tools(*, entry: ModelEntry) -> bool | None:
-    """True when the model answered a tiny request with a real call of the one
-    tool offered, False when it did not, None when the request failed (the
+PROBE_CALLED, PROBE_AS_TEXT, PROBE_NONE, PROBE_FAILED = "called", "as text", "none", "failed"
+PROBE_WORDS = {
+    PROBE_CALLED: "answered the tool probe with a tool call; tools ticked.",
+    PROBE_AS_TEXT: "wrote the probe's tool call as text; tools ticked, search only "
+    "(a small model: offered only the search and the document reader).",
+    PROBE_NONE: "did not call the probe's tool; it gets the notes without tools.",
+}
+
+
+def model_probe_tools(*, entry: ModelEntry) -> str:
+    """PROBE_CALLED when the model answered a tiny request with a real call of
+    the one tool offered, PROBE_AS_TEXT when it wrote the call in its text (a
+    shaky tool user: Jarvis reads such calls, but it should get few tools),
+    PROBE_NONE when it did neither, PROBE_FAILED when the request failed (the
     endpoint's own words are logged)."""
     config = provider_config_for(entry, max_tokens=48, timeout=PROBE_SECONDS)
     turns = [
         {"role": "user", "blocks": [{"type": "text", "text": "What time is it? Use get_time."}]}
     ]
 
-    async def probe() -> bool:
+    async def probe() -> str:
+        text = ""
         async for event in stream_chat(
             config, system="Call the tool the user asks for.", turns=turns, tools=[PROBE_TOOL]
         ):
             if isinstance(event, ToolCall):
-                return event.name == PROBE_TOOL.name
-        return False
+                return PROBE_CALLED if event.name == PROBE_TOOL.name else PROBE_NONE
+            if isinstance(event, TextDelta):
+                text += event.text
+        return PROBE_AS_TEXT if f'"{PROBE_TOOL.name}"' in text else PROBE_NONE
 
     try:
         return async_to_sync(probe)()
     except ProviderError as exc:
         logger.warning("tool probe of %s failed: %s", entry, exc.message)
-        return None
+        return PROBE_FAILED

@@ -137,3 +137,19 @@ def test_an_answer_that_repeats_a_passage_without_citing_gets_attributed_citatio
     assert answer.citations[0]["path"] == "home/boiler.md"
     assert any(note.startswith("Citations attributed by Jarvis") for note in answer.notes)
     assert not any(note.startswith("Uncited") for note in answer.notes)
+
+
+def test_a_search_only_model_is_offered_the_search_and_the_reader_only(
+    owner, notes, local_model, llm
+):
+    local_model.search_only = True
+    local_model.save()
+    llm.queue(
+        Reply(tool_calls=[("list_projects", "{}")]),
+        Reply(text="On 14 April [1]."),
+    )
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert answer.citations[0]["path"] == "home/boiler.md"
+    offered = [t["function"]["name"] for t in llm.chat_requests[0].json["tools"]]
+    assert offered == ["search_notes", "get_document"]
+    assert "Unknown tool 'list_projects'" in json.dumps(llm.chat_requests[1].json)

@@ -92,3 +92,15 @@ def test_a_model_that_ignores_the_probe_tool_stays_without_tools(admin_client, e
     entry = ModelEntry.objects.get(model_id="qwen2.5-coder-1.5b")
     assert not entry.supports_tools
     assert instance_settings().default_model == entry  # still the default: it gets the notes
+
+
+def test_a_model_that_writes_the_probe_call_as_text_is_marked_search_only(admin_client, endpoint):
+    connection = connection_create(
+        name="home", kind="openai", base_url=endpoint.base_url, location="local"
+    )
+    endpoint.queue(Reply(text='```json\n{"name": "get_time", "arguments": {}}\n```'))
+    admin_client.post(
+        f"/admin/instance/connection/{connection.pk}/check/", {"model": ["qwen2.5-coder-1.5b"]}
+    )
+    entry = ModelEntry.objects.get(model_id="qwen2.5-coder-1.5b")
+    assert entry.supports_tools and entry.search_only

@@ -36,11 +36,20 @@ from apps.chats.tools.context import (
     TurnContext,
     passage_from_result,
 )
-from apps.chats.tools.registry import TOOLS, Tool, register, run_tool, tool_spec, tool_specs
+from apps.chats.tools.registry import (
+    SEARCH_ONLY,
+    TOOLS,
+    Tool,
+    register,
+    run_tool,
+    tool_spec,
+    tool_specs,
+)
 
 __all__ = [
     "LOCAL_ONLY_STOP",
     "MIXED_CAVEAT",
+    "SEARCH_ONLY",
     "TOOLS",
     "Passage",
     "PrivacyStop",

@@ -80,6 +80,8 @@ class TurnContext:
     cards: list[tuple[str, dict, str]] = field(default_factory=list)
     # What tools of other apps look up once per turn (an agent chat's session).
     extras: dict = field(default_factory=dict)
+    # The only tools this turn offers, when the model is marked "search only".
+    only_tools: frozenset[str] | None = None
 
     def number(self, passage: Passage) -> Passage:
         existing = self.by_chunk.get(passage.result.chunk_id)

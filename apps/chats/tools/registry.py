@@ -46,8 +46,18 @@ def register(tool: Tool) -> None:
     TOOLS[tool.spec.name] = tool
 
 
+# What a model marked "small model: search only" is offered.
+SEARCH_ONLY = frozenset({"search_notes", "get_document"})
+
+
+def _offered(tool: Tool, ctx: TurnContext) -> bool:
+    if ctx.only_tools is not None and tool.spec.name not in ctx.only_tools:
+        return False
+    return tool.offered(ctx)
+
+
 def tool_specs(ctx: TurnContext) -> list[ToolSpec]:
-    return [t.spec for t in TOOLS.values() if t.offered(ctx)]
+    return [t.spec for t in TOOLS.values() if _offered(t, ctx)]
 
 
 def run_tool(ctx: TurnContext, name: str, arguments: str) -> tuple[str, bool]:
@@ -55,7 +65,7 @@ def run_tool(ctx: TurnContext, name: str, arguments: str) -> tuple[str, bool]:
     the model reads and can correct, never an exception out of the loop.
     PrivacyStop propagates: it ends the turn."""
     tool = TOOLS.get(name)
-    if tool is None or not tool.offered(ctx):
+    if tool is None or not _offered(tool, ctx):
         available = ", ".join(spec.name for spec in tool_specs(ctx))
         return f"Unknown tool {name!r}. Available: {available}.", True
     try:

@@ -34,3 +34,15 @@ def test_an_annotation_marker_is_a_badge_not_text():
 
 def test_text_without_a_marker_is_unchanged():
     assert render("{{ t|highlight:terms }}", t="[x] a <i>", terms=[]) == "[x] a &lt;i&gt;"
+
+
+def test_pages_for_people_name_no_commands_or_doc_files(client, owner, settings):
+    pages = [client.get("/accounts/login/").content.decode()]
+    client.force_login(owner)
+    pages.append(client.get("/settings/mcp/").content.decode())
+    pages.append(client.get("/projects/").content.decode())
+    pages.append(Template("{% include '403.html' %}").render(Context({})))
+    for html in pages:
+        assert "manage.py" not in html.replace("manage.py mcp", "")  # an app's own launch line
+        assert "docs/" not in html
+    assert "Ask an admin of this Jarvis" in pages[0]

@@ -184,6 +184,7 @@ def test_the_owner_gets_a_toast_on_another_page_when_their_file_is_ready(
 
     toast = page.locator("[data-testid=toast]", has_text="jam.md is ready to search.")
     toast.wait_for(timeout=WORKER_TIMEOUT * 1000)
+    toast.hover()  # holds it: a toast that is not a failure goes by itself after a few seconds
     assert (
         toast.get_by_role("link", name="Open it").get_attribute("href").startswith("/library/doc/")
     )

@@ -22,18 +22,16 @@ extract anything else.
 
 from __future__ import annotations
 
-import csv
 import io
 import re
 import zipfile
-from collections import Counter
 from pathlib import PurePosixPath
 
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 from PIL import features
 
-from apps.library.ingest.parsing.frontmatter import split_frontmatter
+from apps.library.ingest.textshapes import has_markdown, looks_like_html, looks_tabular
 
 KINDS = (
     "pdf", "epub", "html", "markdown", "text", "csv", "rtf",
@@ -142,7 +140,6 @@ MAX_CONTROL_FRACTION = 0.01
 MAX_MIMETYPE_BYTES = 100
 MAX_CONTENT_TYPES_BYTES = 256 * 1024
 CSV_SAMPLE = 16384
-CSV_MIN_ROWS = 2
 
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _EPUB_MIMETYPE = b"application/epub+zip"
@@ -295,13 +292,6 @@ _ZIP_ERRORS = (zipfile.BadZipFile, ValueError, OSError, EOFError, RuntimeError, 
 BINARY_HEADER = 64  # where a printable signature must be followed by non-text bytes
 
 # What may come before the first tag of an HTML document.
-_HTML_PREAMBLE = re.compile(r"\A(?:\s+|<!--.*?-->|<\?xml[^>]*\?>)*", re.S)
-_HTML_START = re.compile(r"<(?:!doctype\s+html|html|head|body)(?=[\s>/])", re.I)
-
-_MD_HEADING = re.compile(r"^#{1,6}[ \t]+\S", re.M)
-_MD_WIKILINK = re.compile(r"\[\[[^\]\n]+\]\]")
-_MD_FRONTMATTER_KEY = re.compile(r"^[\w-]+[ \t]*:", re.M)
-# C0 controls other than tab, newline, vertical tab, form feed, carriage return, escape.
 _CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
 
 
@@ -586,7 +576,7 @@ def _text_kind(data: bytes, extension: str) -> str:
         return "html"
     if extension in _CSV_EXTENSIONS and looks_tabular(text[:CSV_SAMPLE]):
         return "csv"
-    if extension in _MARKDOWN_EXTENSIONS or _has_markdown(text[:MARKDOWN_SAMPLE]):
+    if extension in _MARKDOWN_EXTENSIONS or has_markdown(text[:MARKDOWN_SAMPLE]):
         return "markdown"
     return "text"
 
@@ -596,39 +586,3 @@ def _utf16_kind(data: bytes) -> str:
     if looks_like_html(text):
         return "html"  # the HTML parser honours the BOM
     raise _Undecodable("UTF-16 text; save it as UTF-8")
-
-
-def looks_like_html(text: str) -> bool:
-    """True when `text` starts as an HTML document does: a doctype or an
-    <html>/<head>/<body> tag, after any BOM, whitespace, comments or XML declaration."""
-    text = text.lstrip("\ufeff")
-    start = _HTML_PREAMBLE.match(text)
-    return bool(_HTML_START.match(text, start.end() if start else 0))
-
-
-def looks_tabular(sample: str) -> bool:
-    """Delimited rows: at least two lines, most of which split into the same
-    number (≥ 2) of columns by one of , ; tab |."""
-    lines = sample.splitlines()[:21]
-    if len(lines) > 20:
-        lines = lines[:-1]  # the last line of the sample may be cut short
-    joined = "\n".join(lines)
-    try:
-        dialect = csv.Sniffer().sniff(joined, delimiters=",;\t|")
-        rows = [row for row in csv.reader(io.StringIO(joined), dialect) if row]
-    except csv.Error:
-        return False
-    if len(rows) < CSV_MIN_ROWS:
-        return False
-    widths = Counter(len(row) for row in rows)
-    width, count = widths.most_common(1)[0]
-    # Exports leave some rows ragged (trailing empty cells dropped); most agree.
-    return width >= 2 and count >= 0.8 * len(rows)
-
-
-def _has_markdown(text: str) -> bool:
-    """ATX headings, [[wikilinks]] or a YAML frontmatter block: syntax plain text lacks."""
-    frontmatter, _ = split_frontmatter(text)
-    if frontmatter is not None and _MD_FRONTMATTER_KEY.search(frontmatter):
-        return True
-    return bool(_MD_HEADING.search(text) or _MD_WIKILINK.search(text))

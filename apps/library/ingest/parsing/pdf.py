@@ -1,4 +1,5 @@
-"""PDF extraction with PyMuPDF: annotations, body text and metadata, without an LLM.
+"""PDF extraction with PyMuPDF: annotations (`pdf_annotations.py`), body text
+and metadata, without an LLM.
 
 Annotations come first because they are what the person chose to keep: a
 scanned PDF with no text layer is still worth indexing for its highlights and
@@ -21,7 +22,6 @@ import logging
 import os
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -31,6 +31,10 @@ from PIL import Image
 
 from .figures import MUPDF_ERRORS, pdf_figures
 from .ocr import MAX_OCR_PIXELS, OcrUnavailable, check_languages, no_text_warning, recognise
+from .pdf_annotations import TEXT_FLAGS as _TEXT_FLAGS
+from .pdf_annotations import annotation_chunks as _annotation_chunks
+from .pdf_annotations import centre_inside as _centre_inside
+from .pdf_annotations import clean as _clean
 from .types import ChunkDraft, OcrNeeded, ParsedDocument, ParseOptions, UnreadableDocument
 
 logger = logging.getLogger(__name__)
@@ -41,19 +45,7 @@ DOI_PAGES = 2  # a paper prints its DOI on the first page, sometimes the second
 OCR_DPI = 300
 OCR_WORKERS = max(1, min(2, os.cpu_count() or 1))  # tesseract processes at once
 
-# Ligatures ("ﬁ") are expanded so keyword search finds "file". These flags also
-# leave images out, which cost time and carry no text.
-_TEXT_FLAGS = pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES
 
-_MARKUP_KINDS: dict[int, str] = {
-    pymupdf.PDF_ANNOT_HIGHLIGHT: "highlight",
-    pymupdf.PDF_ANNOT_UNDERLINE: "underline",
-    pymupdf.PDF_ANNOT_SQUIGGLY: "squiggly",
-    pymupdf.PDF_ANNOT_STRIKE_OUT: "strikeout",
-}
-_NOTE_TYPES = (pymupdf.PDF_ANNOT_TEXT, pymupdf.PDF_ANNOT_FREE_TEXT)
-
-_WHITESPACE = re.compile(r"\s+")
 # A hyphen between two letters at a line end: either hyphenation or a compound
 # word that happens to break there (see dehyphenate).
 _LINE_END_HYPHEN = re.compile(r"([^\W\d_])([-\u00ad])\n\s*([^\W\d_])")
@@ -321,96 +313,8 @@ def _open_failure(data: bytes, exc: BaseException) -> str:
     if b"%PDF-" not in data[:1024]:
         return "no PDF header (is this really a PDF?)"
     # MuPDF's own words ("code=2: …") mean something to a developer only.
-    logger.warning("MuPDF could not open a PDF: %s", _WHITESPACE.sub(" ", str(exc)).strip())
+    logger.warning("MuPDF could not open a PDF: %s", _clean(str(exc)))
     return "the file is damaged beyond repair (save or download it again)"
-
-
-# --- annotations -------------------------------------------------------------
-
-
-def _annotation_chunks(page: pymupdf.Page, number: int) -> list[ChunkDraft]:
-    # first_annot is a cheap check that avoids building the annotation list on
-    # the vast majority of pages, which have none.
-    if page.first_annot is None:
-        return []
-    annots = sorted(
-        page.annots(types=(*_MARKUP_KINDS, *_NOTE_TYPES)),
-        key=lambda annot: (round(annot.rect.y0), annot.rect.x0),
-    )
-    words: list[tuple] | None = None
-    chunks: list[ChunkDraft] = []
-    for annot in annots:
-        annot_type = annot.type[0]
-        comment = _clean(annot.info.get("content") or "")
-        if annot_type == pymupdf.PDF_ANNOT_FREE_TEXT and not comment:
-            comment = _appearance_text(annot)
-        if annot_type in _NOTE_TYPES:
-            if comment:
-                chunks.append(_annotation_chunk(f"[NOTE p.{number}] {comment}", number, "note"))
-            continue
-        if words is None:
-            words = page.get_text("words", flags=_TEXT_FLAGS)
-        chunk = _markup_chunk(annot, _MARKUP_KINDS[annot_type], words, comment, number)
-        if chunk is not None:
-            chunks.append(chunk)
-    return chunks
-
-
-def _appearance_text(annot: pymupdf.Annot) -> str:
-    """The words a free-text box draws. Some writers give the box an
-    appearance stream but no /Contents; what it shows is still the note (and
-    its area is left out of the body text, so it would otherwise be lost)."""
-    try:
-        return _clean(annot.get_text("text"))
-    except MUPDF_ERRORS:
-        return ""
-
-
-def _markup_chunk(
-    annot: pymupdf.Annot, kind: str, words: list[tuple], comment: str, number: int
-) -> ChunkDraft | None:
-    covered = covered_text(words, _annot_quads(annot))
-    # Some viewers copy the highlighted text into the comment; repeating it adds nothing.
-    if comment == covered:
-        comment = ""
-    if not covered and not comment:
-        return None
-    text = f"[{kind.upper()} p.{number}]"
-    if covered:
-        text += f" {covered}"
-    if comment:
-        text += f" — note: {comment}"
-    return _annotation_chunk(text, number, kind)
-
-
-def _centre_inside(bbox: Sequence[float], areas: Sequence[pymupdf.Rect | pymupdf.Quad]) -> bool:
-    centre = pymupdf.Point((bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2)
-    return any(centre in area for area in areas)
-
-
-def _annotation_chunk(text: str, number: int, kind: str) -> ChunkDraft:
-    return ChunkDraft(text=text, section=f"Page {number}", page=number, annotation=kind)
-
-
-def _annot_quads(annot: pymupdf.Annot) -> list[pymupdf.Quad]:
-    vertices = annot.vertices or []
-    quads = [pymupdf.Quad(*vertices[i : i + 4]) for i in range(0, len(vertices) - 3, 4)]
-    # A markup annotation without QuadPoints is described by its rectangle alone.
-    return quads or [annot.rect.quad]
-
-
-def covered_text(words: Iterable[tuple], quads: list[pymupdf.Quad]) -> str:
-    """The words whose bounding-box centre lies inside any quad, in reading order.
-
-    The centre test tolerates quads that are slightly smaller or larger than
-    the glyphs, as drawn by hand in viewers, without catching the neighbours.
-    """
-    # Quads rather than their bounding rects, so rotated or skewed text is not
-    # over-collected.
-    hits = [word for word in words if _centre_inside(word, quads)]
-    # Words are extracted in (block, line, word) order, which is reading order,
-    # so filtering them keeps it whatever order the quads were drawn in.
-    return _clean(" ".join(word[4] for word in hits))
 
 
 # --- body text ---------------------------------------------------------------
@@ -456,10 +360,6 @@ def dehyphenate(text: str) -> str:
         return f"{match[1]}-{tail}"
 
     return _LINE_END_HYPHEN.sub(join, text)
-
-
-def _clean(text: str) -> str:
-    return _WHITESPACE.sub(" ", text).strip()
 
 
 def split_text(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:

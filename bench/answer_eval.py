@@ -318,7 +318,9 @@ def score(question, answer, seconds, *, facts, category, stale=()) -> dict:
     reply = answer.get("reply", "")
     text = _norm(reply)
     refused = is_refusal(reply)
-    if category == "should_refuse":
+    if answer.get("failed"):
+        right = False  # the no-model fallback's passages hold the facts, but no model answered
+    elif category == "should_refuse":
         right = refused or not answer.get("citations")
     else:
         right = all(any(_norm(alt) in text for alt in fact.split("|")) for fact in facts)

@@ -188,13 +188,23 @@ def test_the_chat_command_prints_the_documented_json(
         "reply",
         "citations",
         "tool_calls",
+        "notes",
         "stopped_reason",
     }
     assert data["reply"] == "31 January [1]."
     assert data["citations"][0]["path"] == "tax.md"
     assert set(data["citations"][0]) == {"n", "document_id", "path", "date", "is_latest"}
     assert data["tool_calls"] == [
-        {"name": "search_notes", "arguments": '{"query": "tax return due"}', "ok": True}
+        # Jarvis's own first search, then the model's.
+        {
+            "name": "search_notes",
+            "arguments": '{"query": "When is the tax return due?"}',
+            "ok": True,
+        },
+        {"name": "search_notes", "arguments": '{"query": "tax return due"}', "ok": True},
+    ]
+    assert data["notes"] == [
+        "This chat read local-only notes: it is now private and stays on local models."
     ]
     assert data["private"] is True and data["stopped_reason"] == "stop"
     llm.queue(Reply(text="Continued."))

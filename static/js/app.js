@@ -166,6 +166,24 @@
     }
   }, true);
 
+  // On a phone every table is stacked cards (app.css): each cell is shown
+  // after its column's name, copied here from the table's header row.
+  function labelCells(root) {
+    if (!root.querySelectorAll) return;
+    root.querySelectorAll(".table-wrap table").forEach(function (table) {
+      var names = Array.prototype.map.call(table.querySelectorAll("thead th"), function (th) {
+        return th.textContent.trim();
+      });
+      table.querySelectorAll("tbody tr").forEach(function (row) {
+        Array.prototype.forEach.call(row.children, function (cell, i) {
+          if (names[i] && !cell.hasAttribute("data-label")) cell.setAttribute("data-label", names[i]);
+        });
+      });
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { labelCells(document); });
+  document.addEventListener("htmx:load", function (event) { labelCells(event.detail.elt.closest ? (event.detail.elt.closest(".table-wrap") || event.detail.elt) : event.detail.elt); });
+
   // A form marked data-autosubmit sends itself when its select changes (its
   // submit button stays for a page without JavaScript).
   document.addEventListener("DOMContentLoaded", function () {

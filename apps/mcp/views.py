@@ -18,8 +18,8 @@ from apps.core.errors import JarvisError
 from apps.mcp.http import MCP_PATH
 from apps.mcp.tokens import token_create, token_for, token_revoke, tokens_of
 
-
-NEW_TOKEN_KEY = "mcp_new_token"
+# The session key (not a secret) under which a new token waits for its one showing.
+NEW_TOKEN_KEY = "mcp_new_token"  # noqa: S105
 
 
 def _page(request: HttpRequest, *, new_token: str = "", status: int = 200) -> HttpResponse:

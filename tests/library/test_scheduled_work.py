@@ -48,8 +48,14 @@ def test_a_scheduled_sync_picks_up_a_new_note(owner, vault, make_source, vaults_
         wait_until(
             lambda: Document.objects.filter(title="Garden").exists(), timeout=90, process=process
         )
-    runs = JobRun.objects.filter(job="sources_sync")
-    assert runs.filter(outcome=JobRun.Outcome.OK).count() >= 2
+        # The run that wrote it records its outcome just after: wait for that
+        # too before stopping the worker (stopping it first leaves it running).
+        runs = JobRun.objects.filter(job="sources_sync")
+        wait_until(
+            lambda: runs.filter(outcome=JobRun.Outcome.OK).count() >= 2,
+            timeout=30,
+            process=process,
+        )
     assert not runs.filter(outcome=JobRun.Outcome.ERROR).exists()
 
 

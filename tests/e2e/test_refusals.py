@@ -142,7 +142,10 @@ def test_an_error_page_answer_shows_its_heading(page, live_server_url, owner, ll
     reason = composer_refusal(page)
     assert reason.startswith("There is nothing here.")
     assert "belongs to someone else" in reason
-    assert real(errors) == []
+    # The chat's socket, reconnecting, is refused too (the chat is gone): the
+    # websocket extension logs that; nothing else may fail.
+    gone = [e for e in real(errors) if "WebSocket" not in e and "[object Event]" not in e]
+    assert gone == []
 
 
 def test_a_refusal_goes_after_the_control_and_leaves_on_success(page, live_server_url, owner):

@@ -582,7 +582,8 @@ VARIANTS_WANTED: list[str] = []
 def variant_answers(instance: Instance, user: str, queries: Path, limit: int, patch: str):
     code = (
         "import json\n"
-        "from django.contrib.auth.models import User\n"
+        "from django.contrib.auth import get_user_model\n"
+        "User = get_user_model()\n"
         "from apps.library.search import legs, search\n"
         f"{patch}\n"
         f"user = User.objects.get(username={user!r})\n"

@@ -116,6 +116,7 @@ def passages_for(
             cloud_only=ctx.cloud,
             filters=filters,
             latest_only=latest_only,
+            for_cloud_model=ctx.cloud,  # a cloud reranker only then: that model gets the query
         )
         if ctx.cloud:
             _hold_back(ctx, query, mode, filters)
@@ -182,8 +183,9 @@ def _hold_back(ctx: TurnContext, query: str, mode: str, filters) -> None:
     is a real answer: a general question is then answered as one). If every
     relevant match is local-only, nothing is sent (PrivacyStop); if some
     are, the reply carries the fixed caveat."""
+    # No reranker: only which passages match counts here, not their order.
     matches = search(
-        user=ctx.user, query=query, mode=mode, limit=SEARCH_LIMIT, filters=filters
+        user=ctx.user, query=query, mode=mode, limit=SEARCH_LIMIT, filters=filters, reranker=None
     ).relevant
     held_back = [r for r in matches if r.cloud == "local-only"]
     if held_back and len(held_back) == len(matches):

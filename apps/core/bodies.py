@@ -125,6 +125,8 @@ class Bounds:
 
 
 def bounds_from_settings() -> Bounds:
+    # Settings are read when daphne starts (install()), not when this module is
+    # imported: core's modules stay importable without a configured Django.
     from django.conf import settings
 
     return Bounds(
@@ -152,6 +154,7 @@ def _refusal(status: bytes, text: str) -> bytes:
 
 def request_class(bounds: Bounds):
     """daphne's WebRequest with the bounds above (built late: daphne imports Twisted)."""
+    # Here, not at the top: importing daphne imports Twisted, which only a daphne start needs.
     from daphne.http_protocol import WebRequest
 
     class BoundedWebRequest(WebRequest):
@@ -251,6 +254,7 @@ def request_class(bounds: Bounds):
 
 def install() -> None:
     """Make daphne build its requests from the bounded class (idempotent)."""
+    # daphne imports Twisted (and installs its reactor): only a daphne start pays for it.
     import daphne.http_protocol
 
     if getattr(daphne.http_protocol.WebRequest, "_jarvis_bounded", False):

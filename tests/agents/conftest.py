@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from dataclasses import replace
 
 import pytest
@@ -104,3 +105,10 @@ def pinned_profile(owner, server, **changes):
     profile = services.profile_create(**{**fields, **changes})
     services.profile_pin_host_key(profile=profile, key_line=server.host_key_line)
     return profile
+
+
+def shown_mode(page: str) -> str:
+    """The approval mode an agent chat's header shows, in words: the selected
+    option of its switch (every mode's words are on the page, as options)."""
+    switch = page.split('id="agent-mode"', 1)[1].split("</select>", 1)[0]
+    return re.search(r" selected>([^<]+)</option>", switch)[1]

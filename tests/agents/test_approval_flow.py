@@ -25,7 +25,7 @@ from apps.agents.tools import MAX_COMMAND_CHARS
 from apps.chats import approvals
 from apps.chats.models import Message, PendingAction
 from apps.chats.runner import reply_resume, reply_start
-from tests.agents.conftest import grant_agents, pinned_profile
+from tests.agents.conftest import grant_agents, pinned_profile, shown_mode
 from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
 
@@ -83,6 +83,18 @@ def signed_in(user) -> Client:
     client = Client()
     client.force_login(user)
     return client
+
+
+def approve_all_on_a_card(user, chat, llm) -> None:
+    """A command waits on a card; the person clicks "Approve all", which is a
+    switch to Auto (one state, not a flag beside the mode)."""
+    llm.queue(Reply(tool_calls=[append_call()]), Reply(text="Done."))
+    _, answer = run_turn(user, "build it", chat=chat)
+    approvals.approvals_resolve(
+        user=user, action=approvals.waiting_card(answer), approve=None, approve_all_for_chat=True
+    )
+    assert AgentSession.objects.get(pk=chat.pk).mode == "auto"
+    resume(answer)
 
 
 # --- the loop: one card per round, nothing runs before the answer
@@ -284,16 +296,7 @@ def test_the_policy_enforces_each_mode_and_approve_all_never_outlives_a_mode_cha
 ):
     chat = agent_chat(agent_owner, sshd, project, mode="ask")
     if approved_all_before:
-        llm.queue(Reply(tool_calls=[append_call()]), Reply(text="Done."))
-        _, answer = run_turn(agent_owner, "build it", chat=chat)
-        approvals.approvals_resolve(
-            user=agent_owner,
-            action=approvals.waiting_card(answer),
-            approve=None,
-            approve_all_for_chat=True,
-        )
-        assert AgentSession.objects.get(pk=chat.pk).mode == "auto"  # one state: Auto
-        resume(answer)
+        approve_all_on_a_card(agent_owner, chat, llm)
     services.agent_mode_set(session=AgentSession.objects.get(pk=chat.pk), mode=mode)
     policy = policy_for_chat(chat)
     got = {kind: str(policy.decide(*CALLS[kind]).verdict) for kind in CALLS}
@@ -304,22 +307,16 @@ def test_approve_all_then_manual_asks_again_and_runs_nothing_until_approved(
     agent_owner, sshd, project, local_model, llm
 ):
     chat = agent_chat(agent_owner, sshd, project)
-    llm.queue(Reply(tool_calls=[append_call()]), Reply(text="Done."))
-    _, answer = run_turn(agent_owner, "build it", chat=chat)
-    approvals.approvals_resolve(
-        user=agent_owner,
-        action=approvals.waiting_card(answer),
-        approve=None,
-        approve_all_for_chat=True,
-    )
-    resume(answer)
+    approve_all_on_a_card(agent_owner, chat, llm)
     page = signed_in(agent_owner).get(f"/chat/{chat.pk}/").content.decode()
-    assert "Auto · approving everything" in page and 'data-testid="stop-approving-all"' in page
+    assert shown_mode(page) == "Auto · approving everything"
+    assert 'data-testid="stop-approving-all"' in page
 
     client = signed_in(agent_owner)
     client.post(f"/chat/agent/{chat.pk}/mode/", {"mode": "manual"})
     page = client.get(f"/chat/{chat.pk}/").content.decode()
-    assert "Manual · every call waits for you" in page and "stop-approving-all" not in page
+    assert shown_mode(page) == "Manual · every call waits for you"
+    assert "stop-approving-all" not in page
     llm.queue(Reply(tool_calls=[append_call()]), Reply(text="Done again."))
     _, answer = run_turn(agent_owner, "once more", chat=chat)
     assert answer.status == Message.Status.WAITING and runs(project) == 1
@@ -330,15 +327,7 @@ def test_approve_all_then_manual_asks_again_and_runs_nothing_until_approved(
 
 def test_approve_all_then_plan_refuses_the_command(agent_owner, sshd, project, local_model, llm):
     chat = agent_chat(agent_owner, sshd, project)
-    llm.queue(Reply(tool_calls=[append_call()]), Reply(text="Done."))
-    _, answer = run_turn(agent_owner, "build it", chat=chat)
-    approvals.approvals_resolve(
-        user=agent_owner,
-        action=approvals.waiting_card(answer),
-        approve=None,
-        approve_all_for_chat=True,
-    )
-    resume(answer)
+    approve_all_on_a_card(agent_owner, chat, llm)
     services.agent_mode_set(session=AgentSession.objects.get(pk=chat.pk), mode="plan")
     llm.queue(Reply(tool_calls=[append_call()]), Reply(text="Planned."))
     run_turn(agent_owner, "once more", chat=chat)

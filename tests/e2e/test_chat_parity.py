@@ -219,7 +219,11 @@ def test_a_streaming_answer_shows_closed_paragraphs_rendered_and_ends_whole(
 ):
     answer = (
         "First, the **boiler** needs a service.\n\n"
-        + "Then bleed every radiator, starting with the one nearest the boiler. " * 6
+        # Six different sentences: the same one six times is a loop the reply stops.
+        + "".join(
+            f"Then bleed every radiator in room {n}, and write down its reading of {n * 3} bar. "
+            for n in range(1, 7)
+        )
         + "\n\nFinally, *check* the pressure."
     )
     reasoning = "The person heats with a boiler and radiators; service, bleed, pressure."

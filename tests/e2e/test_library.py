@@ -139,7 +139,9 @@ def test_an_uploaded_pdf_is_indexed_by_the_worker_and_its_highlight_is_found(
 
     search_library(page, live.url, HIGHLIGHTED)
     passages = page.locator("[data-testid=passage]")
-    highlight = passages.filter(has_text="[HIGHLIGHT p.2]")
+    highlight = passages.filter(
+        has_text="highlight · p.2"
+    )  # the [HIGHLIGHT p.2] marker, as a badge
     assert highlight.count() == 1, passages.all_inner_texts()
     text = highlight.locator(".passage__text").inner_text()
     assert HIGHLIGHTED in text

@@ -17,7 +17,7 @@ def test_a_reload_after_making_a_token_makes_no_second_one(page, live_server_url
     sign_in(page, live_server_url)
     page.goto(f"{live_server_url}/settings/mcp/")
     page.fill("#token-name", "Cursor on my laptop")
-    page.click("text=Create a token")
+    page.get_by_role("button", name="Create a token").click()
     secret = page.locator("[data-testid=new-token] pre code").inner_text()
     assert secret.startswith("jarvis_")
     assert page.url == f"{live_server_url}/settings/mcp/"
@@ -34,7 +34,7 @@ def test_revoke_asks_first(page, live_server_url, owner):
     sign_in(page, live_server_url)
     page.goto(f"{live_server_url}/settings/mcp/")
     page.fill("#token-name", "Claude Desktop")
-    page.click("text=Create a token")
+    page.get_by_role("button", name="Create a token").click()
     asked = []
 
     def answer(dialog, accept):
@@ -42,12 +42,12 @@ def test_revoke_asks_first(page, live_server_url, owner):
         dialog.accept() if accept else dialog.dismiss()
 
     page.once("dialog", lambda d: answer(d, False))
-    page.click("text=Revoke")
+    page.get_by_role("button", name="Revoke").click()
     assert asked and "Claude Desktop" in asked[0]
     assert McpToken.objects.get().active  # kept: the person said no
     page.once("dialog", lambda d: answer(d, True))
     with page.expect_navigation():
-        page.click("text=Revoke")
+        page.get_by_role("button", name="Revoke").click()
     assert not McpToken.objects.get().active
     assert page.locator("text=revoked").first.is_visible()
     assert errors == []

@@ -13,7 +13,7 @@ RESULT_FIELDS = {
     "rank", "score", "document_id", "title", "source_id", "source", "path", "duplicate_paths",
     "date", "date_source", "family", "is_latest", "superseded_by", "note", "section", "text",
     "legs", "page",
-    "annotation", "sharing", "cloud",
+    "annotation", "sharing", "cloud", "similarity", "relevant",
 }  # fmt: skip
 
 

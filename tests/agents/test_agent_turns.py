@@ -30,14 +30,18 @@ def project(sshd):
     return sshd.workdir("proj")
 
 
-def agent_chat(owner, sshd, project, mode):
-    profile = owner.ssh_profiles.first() or pinned_profile(owner, sshd)
+def agent_chat(owner, sshd, project, mode="ask", profile=None):
+    """An agent chat in `project` on the owner's first profile (made and pinned
+    for `sshd` when they have none), or on `profile`."""
+    profile = profile or owner.ssh_profiles.first() or pinned_profile(owner, sshd)
     return services.agent_chat_create(
         owner=owner, profile=profile, project_dir=str(project), mode=mode
     )
 
 
 def resume(answer: Message) -> Message:
+    """Go on with a reply whose card was answered, and wait for it."""
+
     async def go():
         await (await reply_resume(answer.pk)).task
 

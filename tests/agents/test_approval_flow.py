@@ -24,8 +24,9 @@ from apps.agents.policy import PLAN_NOT_RUN, policy_for_chat
 from apps.agents.tools import MAX_COMMAND_CHARS
 from apps.chats import approvals
 from apps.chats.models import Message, PendingAction
-from apps.chats.runner import reply_resume, reply_start
+from apps.chats.runner import reply_start
 from tests.agents.conftest import grant_agents, pinned_profile, shown_mode
+from tests.agents.test_agent_turns import agent_chat, resume
 from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
 
@@ -35,22 +36,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def project(sshd):
     return sshd.workdir("proj")
-
-
-def agent_chat(owner, sshd, project, mode="ask", profile=None):
-    profile = profile or owner.ssh_profiles.first() or pinned_profile(owner, sshd)
-    return services.agent_chat_create(
-        owner=owner, profile=profile, project_dir=str(project), mode=mode
-    )
-
-
-def resume(answer: Message) -> Message:
-    async def go():
-        await (await reply_resume(answer.pk)).task
-
-    async_to_sync(go)()
-    answer.refresh_from_db()
-    return answer
 
 
 def start(answer: Message) -> Message:

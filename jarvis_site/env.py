@@ -10,10 +10,11 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
-from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.core.exceptions import ImproperlyConfigured
+
+from apps.core.addresses import origin_normalize
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -115,29 +116,6 @@ def env_networks(
                 name, "IP addresses or networks such as 127.0.0.1 or 10.0.0.0/8", item
             ) from None
     return networks
-
-
-DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def origin_normalize(text: str) -> str | None:
-    """`scheme://host[:port]` as browsers send it in Origin, lower-cased and
-    without a default port, or None for anything that is not such an origin."""
-    try:
-        parts = urlsplit(text.strip())
-        port = parts.port
-    except ValueError:
-        return None
-    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
-        return None
-    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
-        return None
-    host = parts.hostname.lower()
-    if ":" in host:
-        host = f"[{host}]"  # an IPv6 literal keeps its brackets
-    if port is None or port == DEFAULT_PORTS[parts.scheme]:
-        return f"{parts.scheme}://{host}"
-    return f"{parts.scheme}://{host}:{port}"
 
 
 def env_origins(name: str, default: list[str]) -> list[str]:

@@ -37,7 +37,7 @@ class User(AbstractUser):
         related_name="+",
     )
     # How they like answers written; blank means the built-in style
-    # (apps.instance.prompts.DEFAULT_RESPONSE_STYLE).
+    # (apps.accounts.response_style.DEFAULT_RESPONSE_STYLE).
     response_style = models.TextField(blank=True)
     # Their own standing instructions, added after the instance prompt in
     # every chat of theirs (before a chat's own instructions). Blank: none.

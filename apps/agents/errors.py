@@ -8,12 +8,24 @@ loop can catch them without touching the SSH layer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from apps.core.errors import JarvisError
 
-if TYPE_CHECKING:
-    from apps.agents.ssh import CommandResult
+
+# What a finished command gave back. It lives here, beside the errors, because
+# CommandTimeout carries the partial result: keeping both in one module is
+# what keeps this module free of the SSH layer (no import circle).
+@dataclass(frozen=True)
+class CommandResult:
+    exit_code: int | None  # None when the process died of a signal or was killed
+    signal: str | None  # e.g. "KILL"
+    stdout: str  # decoded with replacement; a cut is marked in the text
+    stderr: str
+    stdout_bytes: int  # how much the command printed in all
+    stderr_bytes: int
+    stdout_cut: int  # how many of those bytes are not in `stdout`
+    stderr_cut: int
 
 
 class SSHError(JarvisError):

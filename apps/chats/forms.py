@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from apps.accounts.models import User
-from apps.instance.prompts import response_style_for
+from apps.accounts.response_style import response_style_for
 from apps.instance.selectors import instance_settings
 from apps.llm.selectors import models_for
 

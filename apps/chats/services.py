@@ -12,13 +12,13 @@ from django.utils import timezone
 
 from apps.accounts.memories import memory_add
 from apps.accounts.models import User
+from apps.accounts.response_style import set_response_style
 from apps.chats import approvals, history, tree
 from apps.chats.attachments import ATTACHED_IMAGE, attachments_of, mentions_and_blocks
 from apps.chats.models import Chat, Message, PendingAction
 from apps.chats.selectors import busy_message
 from apps.core.errors import Conflict, Refused
 from apps.instance.models import ModelEntry
-from apps.instance.prompts import set_response_style
 from apps.instance.selectors import instance_settings
 from apps.library.selectors import visible_to
 from apps.library.services.documents import document_remove

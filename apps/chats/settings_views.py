@@ -10,9 +10,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from apps.accounts.response_style import revert_response_style
 from apps.chats import services
 from apps.chats.forms import AssistantForm
-from apps.instance.prompts import revert_response_style, system_prompt
+from apps.instance.prompts import system_prompt
 
 
 @login_required

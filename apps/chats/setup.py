@@ -10,13 +10,13 @@ from datetime import date
 from django.utils import timezone
 
 from apps.accounts.memories import memories_for_prompt
+from apps.accounts.response_style import response_style_for
 from apps.chats import tree
 from apps.chats.approvals import policy_refusal
 from apps.chats.attachments import expand_images, without_images
 from apps.chats.kinds import prompt_parts
 from apps.chats.models import Chat, Message
 from apps.core.errors import JarvisError
-from apps.instance.prompts import response_style_for
 from apps.instance.prompts import system_prompt as instance_prompt
 from apps.llm import ProviderConfig, provider_config_for
 from apps.llm.selectors import default_model_for, resolve_model

@@ -1,9 +1,11 @@
 """Which IP addresses are public: the rule the SSRF guard (`apps.core.fetch`)
-applies to every address a URL resolves to."""
+applies to every address a URL resolves to; and what an origin is, as browsers
+send it. Nothing here touches Django, so settings may import it."""
 
 from __future__ import annotations
 
 import ipaddress
+from urllib.parse import urlsplit
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -83,3 +85,26 @@ def is_public_address(ip: IPAddress | str) -> bool:
     return ip.is_global and not (
         ip.is_multicast or ip.is_private or ip.is_reserved or ip.is_loopback or ip.is_link_local
     )
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_normalize(text: str) -> str | None:
+    """`scheme://host[:port]` as browsers send it in Origin, lower-cased and
+    without a default port, or None for anything that is not such an origin."""
+    try:
+        parts = urlsplit(text.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+        return None
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+        return None
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 literal keeps its brackets
+    if port is None or port == DEFAULT_PORTS[parts.scheme]:
+        return f"{parts.scheme}://{host}"
+    return f"{parts.scheme}://{host}:{port}"

@@ -69,7 +69,7 @@ import idna
 from django.conf import settings
 from django.utils import timezone
 
-from apps.core.addresses import IPAddress, is_public_address
+from apps.core.addresses import DEFAULT_PORTS, IPAddress, is_public_address
 from apps.core.errors import JarvisError, Refused
 
 logger = logging.getLogger(__name__)
@@ -80,7 +80,6 @@ MAX_URL_LENGTH = 8192
 # which leaves room for a large PDF on an ordinary line but not for a slow drip.
 DEADLINE_FACTOR = 3
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-DEFAULT_PORTS = {"http": 80, "https": 443}
 DEFAULT_ACCEPT = ("text/html", "application/xhtml+xml", "text/plain")
 # Caller headers that would smuggle identity or defeat pinning.
 FORBIDDEN_HEADERS = frozenset(

@@ -16,8 +16,8 @@ from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
+from apps.core.addresses import origin_normalize
 from apps.core.proxy import is_trusted_proxy
-from jarvis_site.env import origin_normalize
 
 _SCHEMES = {"ws": "http", "wss": "https", "http": "http", "https": "https"}
 

@@ -1,4 +1,5 @@
-"""The system prompt and the per-person response style, with their defaults.
+"""The instance's system prompt, with its default (a person's response style,
+which is theirs, lives in `apps.accounts.response_style`).
 
 An override equal to the default is stored as "" (nothing), so an instance that
 never really changed the prompt keeps getting the improved default after an
@@ -7,12 +8,7 @@ upgrade. Privacy is enforced in code (tools, providers), never by these words.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from apps.instance.selectors import instance_settings
-
-if TYPE_CHECKING:
-    from apps.accounts.models import User
 
 DEFAULT_SYSTEM_PROMPT = """\
 You are Jarvis, the assistant of a household. You help the people who live here \
@@ -48,13 +44,6 @@ deletion happens only when a person confirms it. If asked for something your too
 cannot do, say so rather than pretending.
 """
 
-DEFAULT_RESPONSE_STYLE = """\
-Be concise: lead with the answer, then the details that matter. Use plain \
-language and explain jargon when you must use it. Use Markdown where it helps \
-(short lists, tables for comparisons, code blocks for code and commands), not for \
-a one-line answer. Answer in the language the question was asked in.
-"""
-
 
 def _normalise(text: str | None) -> str:
     # Browsers submit textareas with CRLF line ends.
@@ -83,19 +72,3 @@ def set_system_prompt(text: str) -> None:
 
 def revert_system_prompt() -> None:
     set_system_prompt("")
-
-
-# --- A person's response style
-
-
-def response_style_for(user: User) -> str:
-    return user.response_style or DEFAULT_RESPONSE_STYLE
-
-
-def set_response_style(user: User, text: str) -> None:
-    user.response_style = stored_value(text, DEFAULT_RESPONSE_STYLE)
-    user.save(update_fields=["response_style"])
-
-
-def revert_response_style(user: User) -> None:
-    set_response_style(user, "")

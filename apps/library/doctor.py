@@ -20,11 +20,11 @@ from pathlib import Path
 from django.db import connection, transaction
 from django.utils import timezone
 
+from apps.core.sqlite_ext import load_sqlite_vec
 from apps.library.index import fts, tables
 from apps.library.index.embeddings import configured_model, get_embedder
 from apps.library.models import Chunk, Document, Source
 from apps.library.tasks import enqueue_ingest
-from jarvis_site.db.base import load_sqlite_vec
 
 STUCK_AFTER = timedelta(minutes=30)
 

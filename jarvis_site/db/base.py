@@ -22,8 +22,9 @@ from __future__ import annotations
 import os
 import threading
 
-from django.core.exceptions import ImproperlyConfigured
 from django.db.backends.sqlite3 import base, creation
+
+from apps.core.sqlite_ext import load_sqlite_vec, require_fts5
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -38,39 +39,6 @@ PRAGMAS = (
     "PRAGMA foreign_keys=ON",
     f"PRAGMA mmap_size={MMAP_BYTES}",
 )
-
-
-def load_sqlite_vec(connection) -> None:
-    try:
-        import sqlite_vec
-    except ImportError as exc:
-        raise ImproperlyConfigured(
-            "sqlite-vec is not installed: install it with `pip install sqlite-vec` "
-            "(Jarvis stores its embeddings in sqlite-vec tables)."
-        ) from exc
-    try:
-        connection.enable_load_extension(True)
-        sqlite_vec.load(connection)
-        connection.enable_load_extension(False)
-    except AttributeError as exc:
-        raise ImproperlyConfigured(
-            "This sqlite3 module cannot load extensions: install `sqlean.py` "
-            "(`pip install sqlean.py`); Jarvis switches to it automatically."
-        ) from exc
-    except Exception as exc:
-        raise ImproperlyConfigured(
-            f"sqlite-vec could not be loaded ({exc}): reinstall it with "
-            "`pip install --force-reinstall sqlite-vec`."
-        ) from exc
-
-
-def require_fts5(connection) -> None:
-    (has_fts5,) = connection.execute("SELECT sqlite_compileoption_used('ENABLE_FTS5')").fetchone()
-    if not has_fts5:
-        raise ImproperlyConfigured(
-            "This SQLite library was built without FTS5, which Jarvis's keyword search needs: "
-            "install `sqlean.py` (`pip install sqlean.py`), whose SQLite includes it."
-        )
 
 
 class IdleConnections:

@@ -3,7 +3,7 @@ Settings menu that links it with the profile page."""
 
 from django.test import Client
 
-from apps.instance.prompts import DEFAULT_RESPONSE_STYLE, response_style_for
+from apps.accounts.response_style import DEFAULT_RESPONSE_STYLE, response_style_for
 from apps.instance.services import connection_create, model_add
 
 

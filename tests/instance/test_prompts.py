@@ -3,8 +3,10 @@ only when they differ from the default, revert, and the admin form."""
 
 from __future__ import annotations
 
+from apps.accounts import response_style as style
+from apps.accounts.response_style import DEFAULT_RESPONSE_STYLE
 from apps.instance import prompts
-from apps.instance.prompts import DEFAULT_RESPONSE_STYLE, DEFAULT_SYSTEM_PROMPT
+from apps.instance.prompts import DEFAULT_SYSTEM_PROMPT
 from apps.instance.selectors import instance_settings
 
 
@@ -41,20 +43,18 @@ def test_saving_the_default_stores_nothing(db):
 
 
 def test_response_style_is_per_person(owner, member):
-    assert prompts.response_style_for(owner) == DEFAULT_RESPONSE_STYLE
-    prompts.set_response_style(owner, "Answer in French, briefly.")
+    assert style.response_style_for(owner) == DEFAULT_RESPONSE_STYLE
+    style.set_response_style(owner, "Answer in French, briefly.")
     owner.refresh_from_db()
     member.refresh_from_db()
-    assert prompts.response_style_for(owner) == "Answer in French, briefly."
-    assert prompts.response_style_for(member) == DEFAULT_RESPONSE_STYLE
-    prompts.set_response_style(member, DEFAULT_RESPONSE_STYLE.replace("\n", "\r\n") + " ")
+    assert style.response_style_for(owner) == "Answer in French, briefly."
+    assert style.response_style_for(member) == DEFAULT_RESPONSE_STYLE
+    style.set_response_style(member, DEFAULT_RESPONSE_STYLE.replace("\n", "\r\n") + " ")
     member.refresh_from_db()
     assert member.response_style == ""
-    prompts.revert_response_style(owner)
+    style.revert_response_style(owner)
     owner.refresh_from_db()
-    assert (
-        owner.response_style == "" and prompts.response_style_for(owner) == DEFAULT_RESPONSE_STYLE
-    )
+    assert owner.response_style == "" and style.response_style_for(owner) == DEFAULT_RESPONSE_STYLE
 
 
 # --- The admin form

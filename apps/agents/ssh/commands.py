@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
 
 import asyncssh
 
-from apps.agents.errors import CommandTimeout, ConnectionFailed, SSHError
+from apps.agents.errors import CommandResult, CommandTimeout, ConnectionFailed, SSHError
 from apps.agents.ssh.connection import Connection
 
 logger = logging.getLogger(__name__)
@@ -16,18 +15,6 @@ logger = logging.getLogger(__name__)
 COMMAND_TIMEOUT = 120.0
 MAX_OUTPUT = 64 * 1024  # bytes kept per stream (half from the start, half from the end)
 _CHUNK = 64 * 1024
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    exit_code: int | None  # None when the process died of a signal or was killed
-    signal: str | None  # e.g. "KILL"
-    stdout: str  # decoded with replacement; a cut is marked in the text
-    stderr: str
-    stdout_bytes: int  # how much the command printed in all
-    stderr_bytes: int
-    stdout_cut: int  # how many of those bytes are not in `stdout`
-    stderr_cut: int
 
 
 # The SSH exec request carries one string that the remote login shell parses;

@@ -22,7 +22,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from django.db import connection, transaction
@@ -32,8 +32,19 @@ from apps.library.index import codes, fts
 from apps.library.index.embeddings import EmbeddingUnavailable, configured_model, model_spec
 from apps.library.models import Chunk, Document, IndexState
 
-if TYPE_CHECKING:
-    from apps.library.ingest.parsing.types import ChunkDraft
+
+class ChunkDraft(Protocol):
+    """What the index stores of a parsed passage. The parsers' `ChunkDraft`
+    dataclass has this shape; the index names only the shape, so it never
+    imports the ingest package that writes through it."""
+
+    text: str
+    section: str
+    page: int | None
+    annotation: str
+    section_date: date | None
+    private: bool
+    origin: str
 
 FTS_TABLE = fts.FTS_TABLE
 _VEC_INSERT = "INSERT INTO {table}(chunk_id, part, bits) VALUES (%s, %s, vec_bit(%s))"

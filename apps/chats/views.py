@@ -137,7 +137,7 @@ async def answer_send(
     except JarvisError as exc:
         return HttpResponse(_error(str(exc)), status=400)
     reply_start(answer.pk, started.pk)
-    htmx = bool(request.headers.get("HX-Request"))
+    htmx = bool(request.htmx)
     if chat is None:
         url = _safe_next(request) or reverse("chats:detail", args=[started.pk])
         if not htmx:
@@ -264,7 +264,7 @@ async def approval(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _conversation(request: HttpRequest, user, chat: Chat) -> HttpResponse:
     """After the branch shown changed: the page's conversation, or the chat page."""
-    if not request.headers.get("HX-Request"):
+    if not request.htmx:
         return redirect("chats:detail", pk=chat.pk)
     chat.refresh_from_db()
     return render(request, "chats/_messages.html", conversation_context(user, chat))

@@ -7,12 +7,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import httpx
 from django.conf import settings
-
-from apps.llm.errors import host_label
 
 if TYPE_CHECKING:
     from apps.instance.models import ModelEntry
+
+
+def host_label(base_url: str) -> str:
+    """host[:port] of a base URL, without any credentials in it."""
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL:
+        return "the configured server"
+    if not url.host:
+        return "the configured server"
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    return f"{host}:{url.port}" if url.port else host
 
 
 @dataclass(frozen=True)

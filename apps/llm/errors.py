@@ -16,15 +16,13 @@ import logging
 import re
 import socket
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote, quote_plus
 
 import httpx
 
 from apps.core.errors import JarvisError
-
-if TYPE_CHECKING:
-    from apps.llm.config import ProviderConfig
+from apps.llm.config import ProviderConfig
 
 logger = logging.getLogger("apps.llm")
 
@@ -86,18 +84,6 @@ def secrets_of(config: ProviderConfig) -> list[str]:
         if password:
             secrets.append(password)
     return secrets
-
-
-def host_label(base_url: str) -> str:
-    """host[:port] of a base URL, without any credentials in it."""
-    try:
-        url = httpx.URL(base_url)
-    except httpx.InvalidURL:
-        return "the configured server"
-    if not url.host:
-        return "the configured server"
-    host = f"[{url.host}]" if ":" in url.host else url.host
-    return f"{host}:{url.port}" if url.port else host
 
 
 def _seconds(value: float) -> str:

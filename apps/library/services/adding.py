@@ -22,7 +22,7 @@ from django.db.models import Q
 
 from apps.core.datapaths import is_jarvis_data, vaults_root
 from apps.core.errors import JarvisError, Refused
-from apps.core.fetch import FetchError, fetch
+from apps.core.fetch import FetchError, check_url, fetch
 from apps.core.locks import Busy
 from apps.library.index import tables
 from apps.library.index.embeddings import Embedder
@@ -141,7 +141,11 @@ def web_page_add(*, owner, url: str, refresh: bool = False) -> Added:
     already in the library is offered as a refresh (a new version of it)."""
     url = url.strip()
     try:
-        wanted = normalise_url(url)
+        # The guard's own syntax rules first (no DNS): ftp://, user:pass@host
+        # or a private IP literal is refused before anything is looked up.
+        wanted = normalise_url(str(check_url(url)))
+    except FetchError as exc:
+        raise Refused(str(exc)) from None
     except ValueError:
         raise Refused("that is not a URL") from None
     existing = list(visible_to(owner).filter(source__owner=owner, url=wanted, kind="web"))

@@ -36,6 +36,8 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
+from django.conf import settings
+
 logger = logging.getLogger(__name__)
 
 # Multipart framing and the form's other fields around one file at the limit.
@@ -125,10 +127,7 @@ class Bounds:
 
 
 def bounds_from_settings() -> Bounds:
-    # Settings are read when daphne starts (install()), not when this module is
-    # imported: core's modules stay importable without a configured Django.
-    from django.conf import settings
-
+    # Read when daphne starts (install()), not when this module is imported.
     return Bounds(
         credentialed_max=settings.UPLOAD_MAX_MB * 1024 * 1024 + MARGIN_BYTES,
         anonymous_max=ANONYMOUS_MAX_BYTES,

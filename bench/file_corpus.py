@@ -109,6 +109,7 @@ def parse_file(path: Path) -> dict:
     """One file as an upload: sniffed, then the quick lane, then the long lane."""
     from django.conf import settings
 
+    from apps.library.formats import kind_for_upload
     from apps.library.ingest.filetypes import UnsupportedFile, sniff
     from apps.library.ingest.isolated import (
         LONG,
@@ -120,7 +121,6 @@ def parse_file(path: Path) -> dict:
         parse_one,
     )
     from apps.library.ingest.parsing.types import ParseOptions, UnreadableDocument
-    from apps.library.services.adding import KIND_BY_SNIFF
 
     data = path.read_bytes()
     started = time.perf_counter()
@@ -128,7 +128,7 @@ def parse_file(path: Path) -> dict:
         sniffed = sniff(data, path.name)
     except UnsupportedFile as exc:
         return {"outcome": "failed", "reason": str(exc), "at": "sniff", "seconds": 0.0}
-    kind = KIND_BY_SNIFF.get(sniffed, sniffed)
+    kind = kind_for_upload(sniffed, path.name)
     item = ParseItem(
         data=data,
         kind=kind,

@@ -14,33 +14,13 @@ from __future__ import annotations
 
 from django.http import FileResponse
 
+from apps.library.formats import format_of
 from apps.library.models import Document
 
 OCTET_STREAM = "application/octet-stream"
 PLAIN_TEXT = "text/plain; charset=utf-8"
 HEAD_BYTES = 16
 
-# Kinds read as text (Markdown, plain text, a fetched web page's HTML, CSV):
-# their bytes are handed back as text, never as markup.
-_TEXT_KINDS = {"note", "text", "web", "csv"}
-# Container kinds, each with the signature its bytes must start with.
-_BINARY_KINDS = {
-    "pdf": (b"%PDF-", "application/pdf"),
-    "paper": (b"%PDF-", "application/pdf"),
-    "epub": (b"PK\x03\x04", "application/epub+zip"),
-    "docx": (
-        b"PK\x03\x04",
-        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    ),
-    "pptx": (
-        b"PK\x03\x04",
-        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-    ),
-    "xlsx": (b"PK\x03\x04", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
-    "odt": (b"PK\x03\x04", "application/vnd.oasis.opendocument.text"),
-    "ods": (b"PK\x03\x04", "application/vnd.oasis.opendocument.spreadsheet"),
-    "rtf": (b"{\\rtf", "application/rtf"),
-}
 # Raster images only: an SVG is a document with script, not a picture.
 _IMAGE_SIGNATURES = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -54,17 +34,20 @@ _IMAGE_SIGNATURES = (
 
 def original_content_type(kind: str, head: bytes) -> str:
     """The type for an original of document kind `kind` whose file starts with `head`."""
-    if kind in _TEXT_KINDS:
+    found = format_of(kind)
+    download = found.download if found else None
+    if download == "text":
         return PLAIN_TEXT
-    if kind in _BINARY_KINDS:
-        signature, content_type = _BINARY_KINDS[kind]
-        return content_type if head.startswith(signature) else OCTET_STREAM
-    if kind == "image":
+    if download == "image":
         if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
             return "image/webp"
         for signature, content_type in _IMAGE_SIGNATURES:
             if head.startswith(signature):
                 return content_type
+    elif download is not None:
+        signature, content_type = download
+        if head.startswith(signature):
+            return content_type
     return OCTET_STREAM
 
 

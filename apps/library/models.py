@@ -13,6 +13,7 @@ from django.db import models
 from django.utils import timezone
 
 from apps.instance.models import validate_ocr_languages
+from apps.library import formats
 
 DEFAULT_PRIVATE_DIRS = ["private"]
 DEFAULT_SKIP_DIRS = [".obsidian", ".trash"]
@@ -84,21 +85,10 @@ class Source(models.Model):
 
 
 class Document(models.Model):
-    class Kind(models.TextChoices):
-        NOTE = "note", "Note"
-        TEXT = "text", "Text"
-        PDF = "pdf", "PDF"
-        WEB = "web", "Web page"
-        EPUB = "epub", "E-book"
-        PAPER = "paper", "Paper"
-        IMAGE = "image", "Image"
-        DOCX = "docx", "Word document"
-        PPTX = "pptx", "Slides"
-        XLSX = "xlsx", "Spreadsheet"
-        ODT = "odt", "OpenDocument text"
-        ODS = "ods", "OpenDocument spreadsheet"
-        RTF = "rtf", "RTF document"
-        CSV = "csv", "CSV table"
+    # One member per format Jarvis reads (apps.library.formats): NOTE, PDF, ORG…
+    Kind = models.TextChoices(
+        "Kind", [(f.kind.upper(), (f.kind, f.label)) for f in formats.FORMATS]
+    )
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"

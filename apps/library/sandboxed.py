@@ -11,6 +11,7 @@ parent checks (size, image signature) before it uses them.
 
 from __future__ import annotations
 
+import importlib
 import io
 import math
 
@@ -18,6 +19,7 @@ import pymupdf
 
 from apps.core.sandbox import sandbox_task
 from apps.core.sandbox.codec import to_jsonable
+from apps.library.formats import FORMATS
 from apps.library.ingest.parsing.images import open_image, upright_frames
 from apps.library.ingest.parsing.limits import (
     MAX_FIGURE_IMAGE_BYTES,
@@ -32,6 +34,11 @@ from apps.library.ingest.parsing.types import (
     UnreadableDocument,
 )
 from apps.library.ingest.pipeline import parse_bytes
+
+# Every format's reader is imported here, in the zygote, so a forked child
+# starts with its parser loaded (parse_bytes finds them by name).
+for _module in dict.fromkeys(f.reader.partition(":")[0] for f in FORMATS):
+    importlib.import_module(_module)
 
 
 @sandbox_task("library.parse")

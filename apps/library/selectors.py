@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404
 
 from apps.accounts.models import HOUSEHOLD_GROUP
 from apps.core.ids import parse_id
+from apps.library import formats
 from apps.library.index.tables import slice_partitions
 from apps.library.models import Chunk, Document, Source
 
@@ -135,13 +136,8 @@ class ListingFilters:
         )
 
 
-KIND_GROUPS = {
-    "notes": ("note", "text"),
-    "papers": ("paper", "pdf", "epub"),
-    "web": ("web",),
-    "office": ("docx", "pptx", "xlsx", "odt", "ods", "rtf", "csv"),
-    "images": ("image",),
-}
+# The library's kind filters, each with its kinds (apps.library.formats).
+KIND_GROUPS = {group: formats.kinds_in_group(group) for group in formats.groups()}
 
 
 def newer_version_for(user) -> Exists:

@@ -21,12 +21,13 @@ import pymupdf
 import pytest
 from PIL import ImageDraw
 
+from apps.library.formats import kind_for_upload
 from apps.library.ingest.filetypes import UnsupportedFile, sniff
 from apps.library.ingest.parsing.ocr import recognise
 from apps.library.ingest.parsing.types import ParsedDocument, UnreadableDocument
 from apps.library.ingest.pipeline import parse_bytes
 from apps.library.models import Document
-from apps.library.services.adding import KIND_BY_SNIFF, upload_add
+from apps.library.services.adding import upload_add
 from apps.library.services.documents import document_ingest
 from tests.support.documents import docx_bytes, letter_text, pptx_bytes, scan_image
 
@@ -40,7 +41,7 @@ def real(name: str) -> bytes:
 def read(data: bytes, name: str) -> ParsedDocument:
     """Typed by its bytes and parsed, as an upload is (in-process here)."""
     kind = sniff(data, name)
-    return parse_bytes(data, kind=KIND_BY_SNIFF.get(kind, kind), filename=name)
+    return parse_bytes(data, kind=kind_for_upload(kind, name), filename=name)
 
 
 def texts(parsed: ParsedDocument) -> str:

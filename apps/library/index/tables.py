@@ -46,6 +46,7 @@ class ChunkDraft(Protocol):
     private: bool
     origin: str
 
+
 FTS_TABLE = fts.FTS_TABLE
 _VEC_INSERT = "INSERT INTO {table}(chunk_id, part, bits) VALUES (%s, %s, vec_bit(%s))"
 

@@ -31,6 +31,7 @@ import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
 from PIL import features
 
+from apps.library import formats
 from apps.library.ingest.textshapes import has_markdown, looks_like_html, looks_tabular
 
 KINDS = (
@@ -43,39 +44,9 @@ class UnsupportedFile(Exception):
     """The upload is refused; the message is the per-file reason shown to the person."""
 
 
-# The family each known extension claims; html/markdown/text share "text".
-_EXTENSION_FAMILY = {
-    ".pdf": "pdf",
-    ".epub": "epub",
-    ".html": "text",
-    ".htm": "text",
-    ".xhtml": "text",
-    ".md": "text",
-    ".markdown": "text",
-    ".txt": "text",
-    ".csv": "text",
-    ".tsv": "text",
-    ".rtf": "rtf",
-    ".docx": "docx",
-    ".dotx": "docx",  # a template reads as the document it starts
-    ".pptx": "pptx",
-    ".ppsx": "pptx",
-    ".potx": "pptx",
-    ".xlsx": "xlsx",
-    ".xlsm": "xlsx",
-    ".xltx": "xlsx",
-    ".xltm": "xlsx",
-    ".odt": "odt",
-    ".ods": "ods",
-    ".png": "image",
-    ".jpg": "image",
-    ".jpeg": "image",
-    ".webp": "image",
-    ".heic": "image",
-    ".heif": "image",
-    ".tif": "image",
-    ".tiff": "image",
-}
+# The family each known extension claims (html, markdown, csv and text share
+# "text"), from the one table of formats.
+_EXTENSION_FAMILY = {extension: f.sniff_family for extension, f in formats.BY_EXTENSION.items()}
 # Kinds Jarvis does not read, by the name's extension: what to save them as,
 # for a refusal whose bytes did not already say (docs/library.md promises it).
 _SAVE_AS = {

@@ -31,6 +31,7 @@ from django.conf import settings
 
 from apps.core.sandbox import ChildLimits, ChildOutcome, run_in_child
 from apps.core.sandbox.codec import DecodeError, from_jsonable
+from apps.library.formats import FORMATS
 from apps.library.ingest.parsing.limits import (
     MAX_FIGURE_IMAGE_BYTES,
     MAX_FIGURE_IMAGES_BYTES,
@@ -40,7 +41,7 @@ from apps.library.ingest.parsing.types import ParsedDocument, ParseOptions, Unre
 
 QUICK, LONG = "quick", "long"
 # Notes this small are batched; a batch holds at most this many bytes and files.
-BATCHABLE_KINDS = ("note", "text")
+BATCHABLE_KINDS = tuple(f.kind for f in FORMATS if f.batched)
 BATCHABLE_BYTES = 256 * 1024
 BATCH_BYTES = 2 * 1024 * 1024
 BATCH_FILES = 32

@@ -9,6 +9,7 @@ document exactly as it was.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,26 +19,18 @@ from pathlib import PurePosixPath
 from django.db import transaction
 from django.utils import timezone
 
+from apps.library.formats import format_of
 from apps.library.index import tables
 from apps.library.index.embeddings import Embedder
-from apps.library.ingest.parsing.epub import extract_epub
-from apps.library.ingest.parsing.html import parse_html
-from apps.library.ingest.parsing.images import extract_image
 from apps.library.ingest.parsing.limits import ParseLimits, check_input
-from apps.library.ingest.parsing.markdown import parse_markdown, parse_text
-from apps.library.ingest.parsing.opendocument import extract_odt
-from apps.library.ingest.parsing.pdf import extract_pdf
-from apps.library.ingest.parsing.rtf import extract_rtf
-from apps.library.ingest.parsing.sheets import extract_csv, extract_ods, extract_xlsx
-from apps.library.ingest.parsing.slides import extract_pptx
 from apps.library.ingest.parsing.types import (
     ChunkDraft,
     Figure,
     ParsedDocument,
     ParseOptions,
+    ParseRequest,
     UnreadableDocument,
 )
-from apps.library.ingest.parsing.word import extract_docx
 from apps.library.ingest.walk import under
 from apps.library.models import Chunk, Document, DocumentTag, Source
 from apps.library.naming import date_from_filename
@@ -51,27 +44,6 @@ def content_hash(data: bytes) -> str:
 
 def humanise(stem: str) -> str:
     return " ".join(stem.replace("_", " ").replace("-", " ").split()) or stem
-
-
-def decode_text(data: bytes) -> str:
-    if b"\x00" in data[:8192]:
-        raise UnreadableDocument("binary content in a text file; skipped")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UnreadableDocument(f"not valid UTF-8 text (byte {exc.start}); skipped") from exc
-
-
-# Office files and CSV: (bytes, filename=, fallback_title=) → ParsedDocument.
-_STRUCTURED = {
-    "docx": extract_docx,
-    "pptx": extract_pptx,
-    "xlsx": extract_xlsx,
-    "odt": extract_odt,
-    "ods": extract_ods,
-    "rtf": extract_rtf,
-    "csv": extract_csv,
-}
 
 
 def parse_bytes(
@@ -94,26 +66,19 @@ def parse_bytes(
     collection's OCR languages and whether figure pixels are wanted
     (ParseOptions, plain data)."""
     check_input(data, kind=kind, limits=limits or ParseLimits())
-    options = options or ParseOptions()
-    title = humanise(PurePosixPath(filename).stem)
-    if kind in ("pdf", "paper"):
-        parsed = extract_pdf(data, filename=filename, options=options)
-        parsed.kind = kind
-        return parsed
-    if kind == "epub":
-        return extract_epub(data, filename=filename)
-    if kind == "web":
-        return parse_html(data, url=url, fallback_title=title)
-    if kind == "image":
-        return extract_image(data, filename=filename, fallback_title=title, options=options)
-    if kind in _STRUCTURED:
-        return _STRUCTURED[kind](data, filename=filename, fallback_title=title)
-    if not data.strip():
-        raise UnreadableDocument("empty file")
-    text = decode_text(data)
-    if kind == "note":
-        return parse_markdown(text, fallback_title=title)
-    return parse_text(text, fallback_title=title)
+    found = format_of(kind)
+    if found is None:
+        raise UnreadableDocument(f"Jarvis has no reader for {kind!r} files")
+    module, _, function = found.reader.partition(":")
+    read = getattr(importlib.import_module(module), function)
+    request = ParseRequest(
+        kind=kind,
+        filename=filename,
+        fallback_title=humanise(PurePosixPath(filename).stem),
+        url=url,
+        options=options or ParseOptions(),
+    )
+    return read(data, request)
 
 
 def resolve_date(

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-SUPPORTED_SUFFIXES = {".md": "note", ".markdown": "note", ".txt": "text", ".pdf": "pdf"}
+from apps.library.formats import synced_kind
 
 
 @dataclass(frozen=True)
@@ -51,8 +51,8 @@ def walk_source(root: Path, skip_dirs: list[str]) -> Iterator[FileInfo]:
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if not is_skipped_dir(d, skip_dirs))
         for name in sorted(filenames):
-            suffix = Path(name).suffix.lower()
-            if name.startswith(".") or suffix not in SUPPORTED_SUFFIXES:
+            kind = synced_kind(name)
+            if name.startswith(".") or kind is None:
                 continue
             absolute = Path(dirpath) / name
             try:
@@ -66,5 +66,5 @@ def walk_source(root: Path, skip_dirs: list[str]) -> Iterator[FileInfo]:
                 absolute=absolute,
                 size=stat.st_size,
                 mtime_ns=stat.st_mtime_ns,
-                kind=SUPPORTED_SUFFIXES[suffix],
+                kind=kind,
             )

@@ -24,6 +24,7 @@ from apps.core.datapaths import is_jarvis_data, vaults_root
 from apps.core.errors import JarvisError, Refused
 from apps.core.fetch import FetchError, check_url, fetch
 from apps.core.locks import Busy
+from apps.library.formats import kind_for_upload
 from apps.library.index import tables
 from apps.library.index.embeddings import Embedder
 from apps.library.ingest import arxiv
@@ -35,7 +36,6 @@ from apps.library.services.documents import document_ingest
 from apps.library.services.queue import IN_FLIGHT, cli_ingest_lock, has_live_task
 
 # What `sniff` says a file is → the document kind it becomes (the other kinds keep their name).
-KIND_BY_SNIFF = {"html": "web", "markdown": "note"}
 PAPERS_NAME = "Papers"
 UPLOADS_NAME = "Uploads"
 PDF_MAX_BYTES = 100 * 1024 * 1024
@@ -96,7 +96,7 @@ def upload_add(*, owner, name: str, data: bytes) -> Added:
         return Added(error=f"larger than the {settings.UPLOAD_MAX_MB} MB limit", name=name)
     try:
         sniffed = sniff(data, name)
-        kind = KIND_BY_SNIFF.get(sniffed, sniffed)
+        kind = kind_for_upload(sniffed, name)
     except UnsupportedFile as exc:
         return Added(error=str(exc), name=name)
     source = uploads_source(owner)

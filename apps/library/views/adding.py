@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.core.errors import JarvisError
 from apps.core.refusals import refusal_swapped
+from apps.library.formats import accepted_types
 from apps.library.forms import UrlForm
 from apps.library.ingest.arxiv import parse_arxiv_id
 from apps.library.models import Document
@@ -22,7 +23,12 @@ MAX_FILES = 50
 
 
 def _page_context(**extra) -> dict:
-    return {"form": UrlForm(), "max_mb": settings.UPLOAD_MAX_MB, **extra}
+    return {
+        "form": UrlForm(),
+        "max_mb": settings.UPLOAD_MAX_MB,
+        "accepted_types": accepted_types(),
+        **extra,
+    }
 
 
 @login_required

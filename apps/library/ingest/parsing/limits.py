@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import pymupdf
 
+from apps.library.formats import format_of
+
 from .types import ParsedDocument, UnreadableDocument
 
 logger = logging.getLogger(__name__)
@@ -28,19 +30,7 @@ MB = 1024 * 1024
 # spaces packs 1000:1); above it, it is how a ZIP bomb looks.
 RATIO_FLOOR_BYTES = 1 * MB
 READ_CHUNK = 1 << 16
-_PDF_KINDS = ("pdf", "paper")
-_TEXT_KINDS = ("note", "text", "web")
 _ZIP_SIGNATURE = b"PK\x03\x04"
-_FORMAT_NAMES = {
-    "epub": "EPUB",
-    "pdf": "PDF",
-    "paper": "PDF",
-    "docx": "Word document",
-    "pptx": "PowerPoint file",
-    "xlsx": "Excel workbook",
-    "odt": "OpenDocument text",
-    "ods": "OpenDocument spreadsheet",
-}
 # Figure and photo pixels a parse hands back for the vision model (downscaled
 # to VISION_MAX_SIDE already, so a real one is well under the first): each
 # image, and all of one document's together. Over either, the figure is
@@ -64,13 +54,16 @@ class ParseLimits:
 
 
 def check_input(data: bytes, *, kind: str, limits: ParseLimits) -> None:
-    """Refuse, cheaply and before parsing, what would cost too much to parse."""
+    """Refuse, cheaply and before parsing, what would cost too much to parse
+    (which cap a kind gets is its row in apps.library.formats)."""
+    found = format_of(kind)
+    cap = found.cap if found else ""
     if data.startswith(_ZIP_SIGNATURE):
         # Any ZIP-based format (EPUB, and Office files), whatever its kind says.
-        check_zip(data, name=_FORMAT_NAMES.get(kind, "archive"), limits=limits)
-    if kind in _PDF_KINDS:
+        check_zip(data, name=found.called if found else "archive", limits=limits)
+    if cap == "pdf":
         check_pdf_pages(data, limits=limits)
-    elif kind in _TEXT_KINDS and len(data) > limits.max_text_mb * MB:
+    elif cap == "text" and len(data) > limits.max_text_mb * MB:
         raise LimitExceeded(
             f"the file holds {_mb(len(data))} of text, over the {limits.max_text_mb} MB limit "
             "(JARVIS_MAX_TEXT_MB)"

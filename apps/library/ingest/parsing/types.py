@@ -66,6 +66,18 @@ class ParseOptions:
     ocr_elsewhere: bool = False  # raise OcrNeeded instead of running OCR (the quick lane)
 
 
+@dataclass(frozen=True)
+class ParseRequest:
+    """What a reader is told besides the bytes (`apps.library.formats` names
+    each format's reader; every reader takes (data, ParseRequest))."""
+
+    kind: str  # the document kind being read ("paper" reads as a PDF)
+    filename: str
+    fallback_title: str  # the file name made readable, when the file names no title
+    url: str = ""  # where a web page came from
+    options: ParseOptions = field(default_factory=ParseOptions)
+
+
 @dataclass
 class RecordFields:
     """Frontmatter mapped onto filterable fields. `extra` holds every other

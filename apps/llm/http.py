@@ -166,6 +166,14 @@ async def post_sse(
                     config,
                     f"{config.host} answered without streaming" + (f": {detail}" if detail else ""),
                 )
+            elif "html" in content_type:
+                # A web page (a proxy's login or error page, a web UI at the base URL).
+                problem = failure(
+                    config,
+                    f"{config.host} answered with a web page ({content_type.split(';')[0]}), "
+                    f"not a stream of events: check that the base URL is the API's "
+                    f"(often ending in /v1), not a web interface's",
+                )
             else:
                 async for line in response.aiter_lines():
                     event = parser.line(line)
@@ -213,6 +221,17 @@ async def get_json(
     if problem is not None:
         raise logged(config, problem)
     return result
+
+
+EMPTY_REPLY = (
+    "{host} sent an empty reply (no text, no tool call): the model may not be loaded "
+    "or may have failed; its server's log says why"
+)
+
+
+def empty_reply(config: ProviderConfig) -> ProviderError:
+    """The error for a 200 stream with nothing in it (no events, or only its end)."""
+    return logged(config, failure(config, EMPTY_REPLY.format(host=config.host), retryable=True))
 
 
 def cut_off(config: ProviderConfig) -> ProviderError:

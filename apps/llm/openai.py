@@ -26,6 +26,8 @@ What the servers disagree on, and how it is read:
 - A chunk carrying `error` (OpenRouter and vLLM report upstream failures inside
   a 200 stream) is a ProviderError. A stream that ends with neither `[DONE]` nor
   a finish_reason was cut off: ProviderError, after whatever text had arrived.
+  A 200 with no chunk in it (an empty body, or `[DONE]` alone) is an empty
+  reply, and a 200 web page (text/html) is said to be one (apps.llm.http).
 """
 
 from __future__ import annotations
@@ -48,7 +50,15 @@ from apps.llm.events import (
     ToolCallStarted,
     Usage,
 )
-from apps.llm.http import SseEvent, WireRequest, cut_off, get_json, merge_extra, parse_json_event
+from apps.llm.http import (
+    SseEvent,
+    WireRequest,
+    cut_off,
+    empty_reply,
+    get_json,
+    merge_extra,
+    parse_json_event,
+)
 from apps.llm.transcript import Turn, to_openai
 
 OPEN_TAG = "<think>"
@@ -140,6 +150,7 @@ class Stream:
         self.usage: Usage | None = None
         self.finish_reason: str | None = None
         self.done = False
+        self.chunks = 0  # JSON chunks seen: none at the end is an empty reply
 
     def feed(self, event: SseEvent) -> list[Event]:
         data = event.data
@@ -149,6 +160,7 @@ class Stream:
         chunk = parse_json_event(self.config, data)
         if not isinstance(chunk, dict):
             return []
+        self.chunks += 1
         if chunk.get("error"):
             raise self._stream_error(chunk["error"])
         usage = chunk.get("usage")
@@ -222,7 +234,10 @@ class Stream:
 
     def finish(self) -> list[Event]:
         """The events held back until the end; a stream that ended with neither
-        [DONE] nor a finish_reason was cut off."""
+        [DONE] nor a finish_reason was cut off; one with no chunk at all (no
+        events, or only [DONE]) is an empty reply, said as such."""
+        if not self.chunks and self.finish_reason is None:
+            raise empty_reply(self.config)
         if not self.done and self.finish_reason is None:
             raise cut_off(self.config)
         events = self.splitter.finish()

@@ -28,6 +28,9 @@ ping) and then its pieces: `first_token_delay` before the first piece, `delay`
 between pieces (on an absolute schedule, so sleeps do not drift),
 `tokens_per_second` as a shorthand for a token of 4 characters every 1/N s.
 `drop_after_chunks` cuts the connection (no final chunk) after that many pieces.
+Misbehaving servers (OpenAI): `body` answers a 200 with that text instead of a
+stream, `hang_after_headers` sends the headers and then nothing, and
+`replay` plays a stream from tests/fakes/streams/ (an empty one included).
 
 The server is a ThreadingHTTPServer with daemon threads and a deep listen
 backlog, so a hundred concurrent streams are fine. While it waits between
@@ -93,6 +96,11 @@ class Reply:
     # OpenAI: replay a stream recorded from a real server (tests/fakes/streams/NAME.sse),
     # event by event as it was sent; the other knobs except `delay` do not apply.
     replay: str | None = None
+    # OpenAI, misbehaving servers: a 200 whose body is this text, not a stream (a
+    # proxy's HTML page); or the stream's headers and then nothing until the client
+    # gives up (a server stuck after accepting the request).
+    body: str | None = None
+    hang_after_headers: bool = False
 
     @property
     def piece_chars(self) -> int:
@@ -523,6 +531,18 @@ class FakeOpenAI(_FakeLLM):
                 ),
                 {"retry-after": "1"} if reply.status == 429 else None,
             )
+            return
+        if reply.body is not None:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/html")
+            handler.send_header("Content-Length", str(len(reply.body.encode())))
+            handler.end_headers()
+            handler.wfile.write(reply.body.encode())
+            return
+        if reply.hang_after_headers:
+            handler.start_stream()
+            handler.wfile.flush()
+            handler.pause_until(time.monotonic() + 3600)  # ends when the client goes
             return
         if reply.replay:
             self._replay(handler, seen, reply)

@@ -68,6 +68,10 @@ def turn_start(
     to the message (apps.chats.attachments): mentioned in the turn, images
     also shown to a vision model; any other id refuses the whole send."""
     text = validate_text(text)
+    if chat is None and model_label:
+        # The new-chat page's model picker: a model the person may not use
+        # (a forged or stale label) refuses the send before anything is written.
+        resolve_model(user, model_label)
     attached, images = mentions_and_blocks(attachments_of(user, attachments or []))
     mentions = [*(mentions or []), *attached]
     with transaction.atomic():

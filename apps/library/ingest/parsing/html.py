@@ -3,6 +3,13 @@
 A saved page is mostly navigation, adverts, cookie banners and footers; only
 the main content is worth indexing. trafilatura finds it and renders it as
 Markdown, which the Markdown parser then chunks under heading breadcrumbs.
+Before it looks, the page's landmarks that are never the article are pruned
+(`_BOILERPLATE`: navigation, the site's header and footer outside
+<article>/<main>, cookie and consent banners): trafilatura alone keeps a
+short page's menu and footer, because below its minimum size it falls back to
+the whole body. The same pruned page is what the short-page and no-article
+fallbacks read, so neither brings the menu back; only a page with no text
+outside those landmarks is read whole.
 Title, author, site and date come from the page's metadata (Open Graph,
 JSON-LD, <meta>, <time>); the date only from explicit markup, never guessed
 from a copyright line.
@@ -11,12 +18,16 @@ A page is untrusted input: nothing in it is executed or fetched. Scripts,
 styles and hidden elements are never text (hidden text is where spam and
 instructions aimed at language models hide), and the HTML parser is told not
 to touch the network. A page that trafilatura finds no article in, or a short
-one, is indexed by its visible body text instead.
+one, is indexed by its visible body text (less the pruned landmarks) instead.
+
+Uploaded .html/.htm files are read the same way as pages added by URL: a saved
+page is the same bytes whichever way it arrives.
 """
 
 from __future__ import annotations
 
 import codecs
+import copy
 import re
 from datetime import date
 from urllib.parse import urlsplit
@@ -25,9 +36,8 @@ import lxml.etree
 import lxml.html
 import trafilatura
 
-from apps.library.ingest.parsing.chunking import pack_text
 from apps.library.ingest.parsing.markdown import parse_markdown
-from apps.library.ingest.parsing.types import ChunkDraft, ParsedDocument, UnreadableDocument
+from apps.library.ingest.parsing.types import ParsedDocument, UnreadableDocument
 
 WEB_DATE_SOURCE = "page"  # content_date_source for a date the page's markup gives
 CHARSET_WINDOW = 4096  # the HTML spec looks for <meta charset> in the first 1024 bytes; be lenient
@@ -61,7 +71,32 @@ _BLOCK_TAGS = frozenset(
         "summary", "table", "tbody", "tfoot", "thead", "tr", "ul",
     }
 )  # fmt: skip
+_HEADINGS = {f"h{level}": level for level in range(1, 7)}  # the fallback marks them as Markdown
 _LINE_TAGS = frozenset({"br", "li", "dd", "dt", "tr"})
+# Landmarks that are never the article (XPath 1.0 has no lower-case(), hence
+# translate()). A <header>/<footer> inside <article> or <main> is the
+# article's own (its title, its byline, its tags) and stays; so does a site
+# header holding the page's <h1>. A consent banner is matched by its id/class
+# but never when it holds the heading or the article, so a page about cookies
+# is not taken for its own banner.
+_ID_CLASS = (
+    "translate(concat(' ', @id, ' ', @class),"
+    " 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+)
+_BOILERPLATE = lxml.etree.XPath(
+    " | ".join(
+        (
+            "//nav",
+            "//*[@role='navigation' or @role='contentinfo' or @role='search']",
+            "//header[not(ancestor::article or ancestor::main)][not(.//h1)]",
+            "//*[@role='banner'][not(.//h1)]",
+            "//footer[not(ancestor::article or ancestor::main)]",
+            "//body//*[not(self::main or self::article)][not(.//h1 or .//main or .//article)]"
+            f"[contains({_ID_CLASS}, 'cookie') or contains({_ID_CLASS}, 'consent')"
+            f" or contains({_ID_CLASS}, 'gdpr')]",
+        )
+    )
+)
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 _BLANK_LINES = re.compile(r"\n\s*\n+")
@@ -88,22 +123,27 @@ def parse_html(data: bytes, *, url: str = "", fallback_title: str) -> ParsedDocu
     if root is None:
         raise UnreadableDocument("no readable text on the page")
     _remove_invisible(root)
-    main = _main_content(root, url)  # trafilatura works on a copy
-    visible = _visible_text(root)
+    content = copy.deepcopy(root)
+    _remove_boilerplate(content)
+    main = _main_content(content, url)  # trafilatura works on a copy
+    # What a reader sees less the menu and footer; the whole page only when
+    # nothing is left without them (a page that is all navigation).
+    visible = _visible_text(content) or _visible_text(root)
     # A short page is kept whole: losing the one useful line of a page is
     # worse than indexing its menu.
     use_main = bool(main) and not (
         len(main) < MIN_MAIN_CHARS and len(main) < len(visible) <= MAX_SHORT_PAGE_CHARS
     )
 
-    if use_main:
-        # A leading newline keeps a page that starts with "---" from being read
-        # as frontmatter: a web page must not set the person's record fields.
-        note = parse_markdown("\n" + main, fallback_title=title or fallback_title)
-        chunks = note.chunks
-        title = title or note.title
-    else:
-        chunks = [ChunkDraft(text=piece) for piece in pack_text(visible)]
+    # Both are Markdown (the fallback marks the page's <h1>-<h6> with #), so
+    # either way the text is chunked under its headings. A leading newline
+    # keeps a page that starts with "---" from being read as frontmatter: a
+    # web page must not set the person's record fields.
+    note = parse_markdown(
+        "\n" + (main if use_main else visible), fallback_title=title or fallback_title
+    )
+    chunks = note.chunks
+    title = title or note.title
     if not chunks:
         raise UnreadableDocument("no readable text on the page")
 
@@ -234,6 +274,12 @@ def _remove_invisible(root: lxml.html.HtmlElement) -> None:
             _drop(element)
 
 
+def _remove_boilerplate(root: lxml.html.HtmlElement) -> None:
+    """Remove navigation, the site's header and footer and consent banners."""
+    for element in _BOILERPLATE(root):
+        _drop(element)
+
+
 def _visible_text(root: lxml.html.HtmlElement) -> str:
     body = root.find("body")
     if body is None:
@@ -260,12 +306,15 @@ def _drop(element) -> None:
 
 def _collect(body, parts: list[str]) -> None:
     """Append the text under `body` to `parts`, block elements on their own
-    lines and table cells apart. Iterative: a hostile page may nest deeply."""
+    lines, headings as Markdown headings and table cells apart. Iterative: a
+    hostile page may nest deeply."""
     for event, element in lxml.etree.iterwalk(body, events=("start", "end")):
         tag = element.tag if isinstance(element.tag, str) else ""
         if event == "start":
             if tag in _BLOCK_TAGS:
                 parts.append("\n" if tag in _LINE_TAGS else "\n\n")
+            if tag in _HEADINGS:
+                parts.append("#" * _HEADINGS[tag] + " ")
             if tag and element.text:
                 parts.append(element.text)
             continue

@@ -146,8 +146,12 @@ async def reply_text(
 async def list_models(
     config: ProviderConfig, *, client: httpx.AsyncClient | None = None
 ) -> list[str]:
-    """The model ids the server offers, in its order."""
-    return [info.id for info in await describe_models(config, client=client)]
+    """The model ids the server offers, in its order (one request: nothing
+    more is asked about each)."""
+    adapter = adapter_for(config)
+    return [
+        info.id for info in await adapter.describe_models(config, client=client, ask_more=False)
+    ]
 
 
 __all__ = [

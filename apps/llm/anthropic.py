@@ -251,9 +251,10 @@ def request(
 
 
 async def describe_models(
-    config: ProviderConfig, *, client: httpx.AsyncClient | None = None
+    config: ProviderConfig, *, client: httpx.AsyncClient | None = None, ask_more: bool = True
 ) -> list[ModelInfo]:
-    """The models from GET {base}/v1/models, following its pages."""
+    """The models from GET {base}/v1/models, following its pages (Anthropic
+    has nothing more to ask: `ask_more` changes nothing)."""
     found: dict[str, ModelInfo] = {}
     after: str | None = None
     for _ in range(20):  # 20 pages of 1000: far beyond any real catalogue

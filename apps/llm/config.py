@@ -59,27 +59,43 @@ class ModelInfo:
     @classmethod
     def from_entry(cls, entry: dict, key: str = "id") -> ModelInfo | None:
         """Read the fields the common servers use: OpenRouter (context_length,
-        supported_parameters, architecture.input_modalities), vLLM
-        (max_model_len), Anthropic (no capabilities listed)."""
+        supported_parameters, architecture.input_modalities or .modality),
+        vLLM (max_model_len), llama.cpp (meta.n_ctx_train), servers that list
+        `capabilities` (["tools", "vision"]), Anthropic (no capabilities
+        listed). A zero or missing context length is unknown (None)."""
         name = entry.get(key)
         if not isinstance(name, str) or not name:
             return None
-        context = next(
-            (
-                entry[k]
-                for k in ("context_length", "max_model_len", "context_window")
-                if isinstance(entry.get(k), int) and entry[k] > 0
-            ),
-            None,
+        meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+        sources = (
+            (entry, "context_length"),
+            (entry, "max_model_len"),
+            (entry, "context_window"),
+            (meta, "n_ctx"),
+            (meta, "n_ctx_train"),
         )
+        context = next((d[k] for d, k in sources if positive(d.get(k))), None)
+        capabilities = entry.get("capabilities")
+        capabilities = capabilities if isinstance(capabilities, list) else None
         parameters = entry.get("supported_parameters")
         tools = "tools" in parameters if isinstance(parameters, list) else None
+        if tools is None and capabilities is not None:
+            tools = "tools" in capabilities
         architecture = entry.get("architecture") or {}
-        modalities = (
-            architecture.get("input_modalities") if isinstance(architecture, dict) else None
-        )
+        architecture = architecture if isinstance(architecture, dict) else {}
+        modalities = architecture.get("input_modalities", entry.get("input_modalities"))
         vision = "image" in modalities if isinstance(modalities, list) else None
+        modality = architecture.get("modality")
+        if vision is None and isinstance(modality, str) and "->" in modality:
+            vision = "image" in modality.split("->")[0]  # "text+image->text"
+        if vision is None and capabilities is not None:
+            vision = "vision" in capabilities
         return cls(name, context, tools, vision)
+
+
+def positive(value: Any) -> bool:
+    """A count a server reports: an int above zero (0 is how several say "unknown")."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 @dataclass(frozen=True)

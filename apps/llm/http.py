@@ -195,14 +195,19 @@ async def get_json(
     headers: dict[str, str],
     client: httpx.AsyncClient | None = None,
     purpose: str = "models",
+    post: dict[str, Any] | None = None,
 ) -> Any:
-    """GET `url` and parse its JSON, with the same errors as `post_sse`."""
+    """GET `url` (or POST the JSON `post` to it: Ollama's /api/show) and parse
+    its JSON, with the same errors as `post_sse`."""
     problem: ProviderError | None = None
     result: Any = None
     answered = False
     try:
         async with _client_for(config, client) as http:
-            response = await http.get(url, headers=headers)
+            if post is None:
+                response = await http.get(url, headers=headers)
+            else:
+                response = await http.post(url, headers=headers, json=post)
             answered = True
             if not 200 <= response.status_code < 300:
                 problem = error_for_status(

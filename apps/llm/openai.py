@@ -39,6 +39,7 @@ from typing import Any
 
 import httpx
 
+from apps.llm.capabilities import filled_in
 from apps.llm.config import ModelInfo, ProviderConfig, ToolSpec
 from apps.llm.errors import ProviderError, checked_key, logged, redact, secrets_of
 from apps.llm.events import (
@@ -336,16 +337,18 @@ def request(
 
 
 async def describe_models(
-    config: ProviderConfig, *, client: httpx.AsyncClient | None = None
+    config: ProviderConfig, *, client: httpx.AsyncClient | None = None, ask_more: bool = True
 ) -> list[ModelInfo]:
     """The models from GET {base}/models; where that is a 404 (an Ollama base URL
-    without /v1, or an old Ollama), Ollama's own GET {root}/api/tags."""
+    without /v1, or an old Ollama), Ollama's own GET {root}/api/tags. With
+    `ask_more`, what the list leaves unknown is asked of llama.cpp's /props and
+    Ollama's /api/show (apps.llm.capabilities)."""
     headers = {k: v for k, v in _headers(config).items() if k != "Accept"}
     base_url = config.base_url.rstrip("/")
     try:
         data = await get_json(config, base_url + "/models", headers=headers, client=client)
         entries = data.get("data") if isinstance(data, dict) else None
-        return _described(entries, "id")
+        described = _described(entries, "id")
     except ProviderError as first:
         if first.status != 404:
             raise
@@ -354,7 +357,10 @@ async def describe_models(
             data = await get_json(config, root + "/api/tags", headers=headers, client=client)
         except ProviderError:
             raise first from None
-        return _described(data.get("models") if isinstance(data, dict) else None, "name")
+        described = _described(data.get("models") if isinstance(data, dict) else None, "name")
+    if not ask_more:
+        return described
+    return await filled_in(config, described, headers=headers, client=client)
 
 
 def _described(entries: Any, key: str) -> list[ModelInfo]:

@@ -344,7 +344,9 @@ class _FakeLLM(ServedFake):
     @property
     def chat_requests(self) -> list[SeenRequest]:
         """The chat (POST) requests so far; `.clear()` on it forgets them on the server too."""
-        return _Requests(self, [r for r in self.requests if r.method == "POST"])
+        # Ollama's /api/show is a POST too, but it asks about a model, not for a reply.
+        chats = [r for r in self.requests if r.method == "POST" and r.route != "/api/show"]
+        return _Requests(self, chats)
 
     def reset(self) -> None:
         """Forget every request seen and every reply still queued."""
@@ -464,13 +466,17 @@ def _entry(model: str | dict) -> dict:
 class FakeOpenAI(_FakeLLM):
     """POST /v1/chat/completions (or /chat/completions), GET /v1/models (and /models),
     GET /api/tags (Ollama). Set `models_endpoint = False` to answer /models with a
-    404 as an Ollama without /v1 does."""
+    404 as an Ollama without /v1 does. `props` (a dict) is served at GET /props as
+    llama.cpp does, `shown` (model id -> dict) at POST /api/show as Ollama does;
+    unset, both answer 404 as other servers do."""
 
     kind = "openai"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.models_endpoint = True
+        self.props: dict | None = None
+        self.shown: dict[str, dict] = {}
 
     @property
     def base_url(self) -> str:
@@ -501,6 +507,14 @@ class FakeOpenAI(_FakeLLM):
             names = [_entry(m)["id"] for m in self.models]
             models = [{"name": m, "model": m, "size": 0, "digest": "0" * 12} for m in names]
             handler.send_json(200, {"models": models})
+        elif seen.method == "GET" and route == "/props" and self.props is not None:
+            handler.send_json(200, self.props)
+        elif seen.method == "POST" and route == "/api/show":
+            model = (seen.json or {}).get("model") if isinstance(seen.json, dict) else None
+            if model in self.shown:
+                handler.send_json(200, self.shown[model])
+            else:
+                handler.send_json(404, {"error": f"model '{model}' not found"})
         elif seen.method == "POST" and route in CHAT_ROUTES:
             self._chat(handler, seen)
         else:

@@ -575,6 +575,12 @@ VARIANTS = {
     "title-weight-8": "legs.WEIGHTS = (8.0, 2.0, 2.0, 2.0, 1.0)",
     "headings-weight-4": "legs.WEIGHTS = (4.0, 4.0, 2.0, 2.0, 1.0)",
     "even-weights": "legs.WEIGHTS = (1.0, 1.0, 1.0, 1.0, 1.0)",
+    # documents first (search/fusion.py) off, and each of its parts changed
+    "no-documents-first": "engine.documents_first = lambda fused, *args: fused",
+    "no-about-ranking": "fusion.DOC_WEIGHTS['about'] = 0.0",
+    "no-passages-ranking": "fusion.DOC_WEIGHTS['passages'] = 0.0",
+    "keyword-docs-weight-1": "fusion.DOC_WEIGHTS['keyword'] = 1.0",
+    "doc-rrf-k-10": "fusion.DOC_RRF_K = 10",
 }
 VARIANTS_WANTED: list[str] = []
 
@@ -584,7 +590,7 @@ def variant_answers(instance: Instance, user: str, queries: Path, limit: int, pa
         "import json\n"
         "from django.contrib.auth import get_user_model\n"
         "User = get_user_model()\n"
-        "from apps.library.search import legs, search\n"
+        "from apps.library.search import engine, fusion, legs, search\n"
         f"{patch}\n"
         f"user = User.objects.get(username={user!r})\n"
         f"for q in open({str(queries)!r}).read().splitlines():\n"

@@ -121,3 +121,22 @@ def test_a_search_embeds_the_question_once(owner, library, embedder, mode):
     found = search(user=owner, query="applied for the backend role", mode=mode, embedder=embedder)
     assert found.results
     assert embedder.queries == 1
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "roles I applied for that are not remote",
+        "applied roles not tagged remote",
+        "applications that weren't fully remote",
+    ],
+)
+def test_a_tag_the_question_negates_is_left_out(owner, library, query):
+    paths = [r.path for r in search(user=owner, query=query).results]
+    assert "jobs/globex.md" in paths  # tagged remote-first: another tag
+    assert "jobs/acme.md" not in paths
+
+
+def test_a_negated_word_that_is_no_tag_leaves_nothing_out(owner, library):
+    paths = [r.path for r in search(user=owner, query="backend role, not kitchen").results]
+    assert "jobs/acme.md" in paths

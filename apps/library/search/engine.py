@@ -7,7 +7,10 @@
    to the partitions the person may see; and the record leg (documents whose
    record fields the question names, in everyday words too).
 3. Reciprocal rank fusion (k=60) of the rankings: rank, not score, because
-   bm25 and cosine live on different scales.
+   bm25 and cosine live on different scales; then the documents are fused
+   too (each leg's documents, and how close the question is to what each
+   leading note is about as a whole) and each document's best passage comes
+   out in that order (apps.library.search.fusion).
 4. An optional reranker re-orders the top of the fused list (apps.library.
    search.rerank); off unless an admin configures one. A reranker on a cloud
    connection is consulted only for a search made on behalf of a cloud model
@@ -32,9 +35,9 @@ from django.contrib.auth.models import User
 from apps.library.index import tables
 from apps.library.index.embeddings import Embedder, embedder_for_index
 from apps.library.search import timemode
-from apps.library.search.fusion import fuse
+from apps.library.search.fusion import documents_first, fuse
 from apps.library.search.legs import keyword_leg, vector_leg
-from apps.library.search.query import Filters
+from apps.library.search.query import Filters, negated_tags, without_tags
 from apps.library.search.records import record_leg
 from apps.library.search.relevance import is_relevant, similarities
 from apps.library.search.rerank import Reranker, configured_reranker
@@ -90,7 +93,7 @@ def search(
     }
     if not filters.narrows_beyond_sources:
         rankings["record"] = record_leg(query, vector, pools, state.generation)
-    fused = fuse(rankings)
+    fused = documents_first(fuse(rankings), rankings, vector, pools, state.generation)
     reranker = configured_reranker() if reranker is _DEFAULT else reranker
     if reranker is not None and getattr(reranker, "cloud", False) and not for_cloud_model:
         # The query of a local-model chat, a private chat, the search box, the
@@ -101,15 +104,20 @@ def search(
         rerank_started = time.perf_counter()
         fused = reranker.rerank_fused(query, fused)
         rerank_ms = (time.perf_counter() - rerank_started) * 1000
-    candidates = load_candidates(fused, limit)
+    # "not remote": documents tagged remote are left out, here and after
+    # family expansion (which may pull in a tagged newer version).
+    excluded = negated_tags(query, pools)
+    candidates = without_tags(load_candidates(fused, limit), excluded)
     facts = family_view([c.document for c in candidates], pools)
     mark_current(candidates, facts)
     if resolved != timemode.HISTORY:
         candidates = expand_families(candidates, facts, vector, pools, state.generation)
+        candidates = without_tags(candidates, excluded)
         candidates = order_for_mode(candidates, resolved, latest_only)
     chosen = select_passages(candidates, limit, resolved)
     if resolved == timemode.HISTORY and chosen:
         chosen = expand_history(chosen, facts, vector, pools, state.generation, limit)
+        chosen = without_tags(chosen, excluded)
         if latest_only:
             chosen = [c for c in chosen if c.current]
     files = duplicate_paths({c.chunk.document_id for c in chosen})

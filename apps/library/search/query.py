@@ -14,6 +14,7 @@ from datetime import date
 from django.db import connection
 
 from apps.library.index.fts import FTS_TABLE
+from apps.library.models import DocumentTag
 from apps.library.selectors import Pool
 
 FTS_MAX_TERMS = 32
@@ -209,6 +210,50 @@ def prune_common_terms(terms: list[str]) -> list[str]:
     frequency = {term: _term_chunks(term, cap) for term in terms}
     kept = [t for t in terms if frequency[t] <= cap]
     return kept or [min(terms, key=lambda t: frequency[t])]
+
+
+# "not remote", "not tagged remote", "weren't fully remote", "without the tag
+# draft", "non-urgent", "except #work": the word after a negation (and the
+# words that only say how or that it is a tag) is a tag the question leaves out.
+_NEGATED = re.compile(
+    r"(?:\bnot|n't|\bnever|\bwithout|\bnon|\bexcept|\bexcluding)[\s-]+"
+    r"(?:(?:tagged|marked|labell?ed|fully|entirely|completely|quite|totally|the|a|any|"
+    r"tag|tags|as|with)\s+)*#?(\w[\w/-]*)",
+    re.IGNORECASE,
+)
+
+
+def negated_tags(query: str, pools: list[Pool]) -> list[str]:
+    """Tags a question says to leave out ("jobs that weren't fully remote"),
+    only those that some document this person may see carries (so "not now"
+    leaves nothing out in a library without a `now` tag). A plural also names
+    its singular tag ("not drafts" → `draft`)."""
+    words = [m.group(1).lower() for m in _NEGATED.finditer(query)]
+    if not words or not pools:
+        return []
+    wanted = set(words) | {w[:-1] for w in words if len(w) > 3 and w.endswith("s")}
+    where, params = pool_sql(pools, chunks=False)
+    sql = (
+        "SELECT DISTINCT t.tag FROM library_documenttag t "
+        "JOIN library_document d ON d.id = t.document_id "
+        f"WHERE t.tag IN ({','.join('%s' for _ in wanted)}) AND {where}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*sorted(wanted), *params])
+        return sorted(row[0] for row in cursor.fetchall())
+
+
+def without_tags(candidates: list, tags: list[str]) -> list:
+    """`candidates` (search passages) less those of documents carrying any of `tags`."""
+    if not tags or not candidates:
+        return candidates
+    documents = {c.chunk.document_id for c in candidates}
+    tagged = set(
+        DocumentTag.objects.filter(document_id__in=documents, tag__in=tags).values_list(
+            "document_id", flat=True
+        )
+    )
+    return [c for c in candidates if c.chunk.document_id not in tagged]
 
 
 def pool_sql(pools: list[Pool], *, chunks: bool = True) -> tuple[str, list]:

@@ -123,18 +123,20 @@ def _probed_and_defaulted(added: list[ModelEntry], result: CheckResult) -> list[
         probe = model_probe_tools(entry=entry)
         if probe == PROBE_FAILED:
             lines.append(
-                f"{entry.model_id}: the tool probe failed; tick tools by hand if it has them."
+                f"The tool probe of {entry.model_id} failed; tick tools by hand if it has them."
             )
             continue
         entry.supports_tools = probe in (PROBE_CALLED, PROBE_AS_TEXT)
         entry.search_only = probe == PROBE_AS_TEXT
         entry.save(update_fields=["supports_tools", "search_only"])
-        lines.append(f"{entry.model_id}: {PROBE_WORDS[probe]}")
+        lines.append(f"The model {entry.model_id} {PROBE_WORDS[probe]}")
     settings_row = instance_settings()
     if added and settings_row.default_model is None:
         chosen = next((e for e in added if e.supports_tools), added[0])
         instance_services.default_model_set(model=chosen)
-        lines.append(f"{chosen.label} is now the instance's default model.")
+        # Lines start with a word: the admin capitalises a message's first letter,
+        # which would misspell a label ("Home:qwen3:8b").
+        lines.append(f"The model {chosen.label} is now the instance's default model.")
     return lines
 
 

@@ -26,7 +26,7 @@ SHOW_LIMIT = 20
 
 async def _asked(config: ProviderConfig, url: str, **kwargs: Any) -> dict | None:
     try:
-        answer = await get_json(config, url, **kwargs)
+        answer = await get_json(config, url, purpose="details", **kwargs)
     except ProviderError:
         return None  # not this kind of server (or it failed): the field stays unknown
     return answer if isinstance(answer, dict) else None

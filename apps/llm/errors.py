@@ -145,6 +145,8 @@ def error_for_status(
     elif status == 404:
         if purpose == "models":
             message = f"{host} has no model list at this base URL (HTTP 404)"
+        elif purpose == "details":  # llama.cpp's /props, Ollama's /api/show (Check)
+            message = f"{host} does not describe its models at this address (HTTP 404)"
         else:
             message = (
                 f'{host} does not know the model "{config.model}", '

@@ -44,3 +44,13 @@ def test_a_model_picked_on_the_new_chat_page_answers_and_stays(
     # On the chat's own page the picker under the title shows the choice.
     assert page.locator("#chat-model option:checked").text_content().startswith("cloud:big")
     assert errors == []
+
+
+def test_the_picker_fits_a_phone(page, live_server_url, cloud_user, local_model, cloud_model):
+    page.set_viewport_size({"width": 390, "height": 800})
+    sign_in(page, live_server_url, "olivia")
+    picker = page.locator("[data-testid=new-chat-model]")
+    assert picker.is_visible()
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    box = picker.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390

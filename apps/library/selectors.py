@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, When
 from django.shortcuts import get_object_or_404
 
 from apps.accounts.models import HOUSEHOLD_GROUP
@@ -104,7 +104,14 @@ def visible_pools(user, *, cloud_only: bool = False, source_ids=None) -> list[Po
     return pools
 
 
-LISTING_ORDER = ("-effective_date", "-id")
+# Newest first by the date people see (Document.shown_date): a file-time
+# ("mtime-weak") date is shown as undated, so it sorts with the undated ones,
+# below every dated document, as the table reads.
+SHOWN_DATE = Case(
+    When(Q(date_source="") | Q(date_source=Document.DateSource.MTIME), then=None),
+    default=F("effective_date"),
+)
+LISTING_ORDER = (F("shown_on").desc(nulls_last=True), "-id")
 
 
 @dataclass
@@ -157,7 +164,17 @@ def library_documents(user, filters: ListingFilters) -> QuerySet[Document]:
     """The library listing: what `user` may see, filtered, newest first; each
     with `superseded` (a newer version they may see exists)."""
     documents = visible_to(user).select_related("source", "source__owner")
-    documents = documents.annotate(superseded=newer_version_for(user))
+    documents = documents.annotate(
+        superseded=newer_version_for(user),
+        shown_on=SHOWN_DATE,
+        # A section its note marks private, labelled for its owner only (nobody
+        # else sees those sections, nor learns that they exist).
+        has_private_sections=Exists(
+            Chunk.objects.filter(
+                document=OuterRef("pk"), private=True, document__source__owner=user
+            )
+        ),
+    )
     if filters.source:
         documents = documents.filter(source_id=filters.source)
     if filters.kind in KIND_GROUPS:
@@ -213,3 +230,16 @@ def facet_values(user, field: str, *, category: str = "") -> list[str]:
         documents = documents.filter(category__iexact=category)
     values = documents.exclude(**{field: ""}).values_list(field, flat=True).distinct()
     return sorted(set(values), key=str.lower)[:200]
+
+
+def collection_owners(user, source_ids) -> dict[int, str]:
+    """The owner's name for each of these collections that `user` does not own
+    (one query), so two people's "Demo vault" read "Demo vault · Alice" and
+    "Demo vault · Bob" wherever collections are listed."""
+    rows = (
+        sources_visible_to(user)
+        .filter(id__in=list(source_ids))
+        .exclude(owner=user)
+        .select_related("owner")
+    )
+    return {source.pk: source.owner.name for source in rows}

@@ -243,7 +243,7 @@ class ModelEntryAdmin(admin.ModelAdmin):
         "display_name",
         "supports_tools",
         "supports_vision",
-        "context_length",
+        "context_shown",
         "enabled",
         "is_cloud",
         "is_default",
@@ -259,6 +259,11 @@ class ModelEntryAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change) -> None:
         super().save_model(request, obj, form, change)
         _save_default(form, obj)
+
+    @admin.display(description="context length", ordering="context_length")
+    def context_shown(self, obj: ModelEntry) -> str:
+        # 0 is "not known" (the endpoint did not say); chats then use the default.
+        return f"{obj.context_length:,}" if obj.context_length else "unknown"
 
     @admin.display(description="cloud", boolean=True)
     def is_cloud(self, obj: ModelEntry) -> bool:

@@ -10,6 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.utils import timezone
 
+from apps.core.heartbeat import beat
 from apps.core.models import JobRun, Notice
 from apps.library.models import Document, Source
 from apps.library.services.adding import upload_add
@@ -86,6 +87,10 @@ class TestOneWayToUpload:
 
 
 class TestQueuePlace:
+    @pytest.fixture(autouse=True)
+    def worker_alive(self):
+        beat()  # the worker's heartbeat: the header says it runs
+
     def test_a_waiting_file_says_where_it_is_in_line_and_what_the_worker_reads(self, owner):
         first = pending(owner, "report.md")
         pending(owner, "second.md")

@@ -4,6 +4,7 @@ children; the worker's tasks run inline (Huey's immediate mode)."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -11,6 +12,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from apps.core.heartbeat import beat
 from apps.core.models import JobRun
 from apps.library import tasks
 from apps.library.ingest import pipeline
@@ -127,7 +129,7 @@ class TestCancelAndRetry:
         jam.refresh_from_db()
         assert jam.status == "ready" and jam.chunks.exists()
 
-    def test_the_add_page_offers_cancel_and_retry_for_a_waiting_upload(
+    def test_the_add_page_offers_cancel_and_not_retry_for_a_waiting_upload(
         self, owner, django_capture_on_commit_callbacks
     ):
         with django_capture_on_commit_callbacks(execute=False):
@@ -140,7 +142,8 @@ class TestCancelAndRetry:
                 )
                 .content.decode()
             )
-        assert 'data-testid="cancel"' in html and 'data-testid="retry"' in html
+        # Try again is for a failed file; a waiting one is already queued.
+        assert 'data-testid="cancel"' in html and 'data-testid="retry"' not in html
         jam = Document.objects.get(path="jam.md")
         assert f'action="/library/doc/{jam.pk}/cancel/"' in html
 
@@ -267,3 +270,56 @@ def test_cancelling_while_a_large_document_embeds_stops_before_the_rest(
         "cancelled by Olivia",
         0,
     )
+
+
+@pytest.mark.django_db
+class TestWaitingRows:
+    """What a waiting file's row says and offers (apps.library.status,
+    apps.library.worker_queue)."""
+
+    def test_a_waiting_file_offers_cancel_but_not_try_again(self, owner, pending):
+        jam = pending()
+        for html in (
+            signed_in(owner).get(f"/library/doc/{jam.pk}/").content.decode(),
+            signed_in(owner).get(f"/library/doc/{jam.pk}/status/").content.decode(),
+        ):
+            assert 'data-testid="cancel"' in html
+            assert 'data-testid="retry"' not in html
+
+    def test_a_failed_file_offers_try_again_but_not_cancel(self, owner, pending):
+        jam = pending()
+        document_cancel(user=owner, document=jam)
+        html = signed_in(owner).get(f"/library/doc/{jam.pk}/").content.decode()
+        assert 'data-testid="retry"' in html and 'data-testid="cancel"' not in html
+
+    def test_the_table_numbers_every_waiting_row_once_with_none_skipped(
+        self, owner, pending, vault, make_source
+    ):
+        beat()  # the worker runs
+        for name in ("a.md", "b.md"):
+            pending(name, f"# {name}\n\nWords.\n".encode())
+        # A folder's file the sync left waiting sits in the same queue.
+        vault.write("notes/c.md", "# C\n\nWords.\n")
+        folder = make_source(owner, vault)
+        Document.objects.create(
+            source=folder, path="notes/c.md", kind="note", content_hash="c", status="pending"
+        )
+        for name in ("d.md", "e.md"):
+            pending(name, f"# {name}\n\nWords.\n".encode())
+        html = signed_in(owner).get("/library/").content.decode()
+        places = re.findall(r'data-testid="queue-place">([^<]*)<', html)
+        assert sorted(p.split(";")[0] for p in places) == [
+            "2nd in line", "3rd in line", "4th in line", "5th in line", "Next in line",
+        ]  # fmt: skip
+
+    def test_a_waiting_file_does_not_promise_a_start_while_the_worker_is_down(self, owner, pending):
+        jam = pending()
+        html = signed_in(owner).get(f"/library/doc/{jam.pk}/status/").content.decode()
+        # No heartbeat: the header says "Background worker not running".
+        assert "in a moment" not in html
+        assert "Next in line; the background worker is not running" in html
+        page = signed_in(owner).get("/library/").content.decode()
+        assert 'data-testid="worker-down"' in page and "in a moment" not in page
+        beat()
+        html = signed_in(owner).get(f"/library/doc/{jam.pk}/status/").content.decode()
+        assert "Next in line; the worker will start on it in a moment." in html

@@ -15,12 +15,14 @@ from apps.library.search.timemode import MODE_WORDS
 from apps.library.selectors import (
     KIND_GROUPS,
     ListingFilters,
+    collection_owners,
     facet_values,
     in_flight,
     library_documents,
     record_categories,
     sources_visible_to,
 )
+from apps.library.worker_queue import queue_places
 
 PAGE_SIZE = 50
 SEARCH_LIMIT = 20
@@ -57,10 +59,15 @@ def index(request: HttpRequest) -> HttpResponse:
                 limit=SEARCH_LIMIT, filters=_search_filters(filters),
                 latest_only=filters.latest,
             )  # fmt: skip
+            # Only passages past the relevance floor: nearest neighbours of
+            # `qwxzv` are not matches (apps.library.search.relevance).
+            results = response.relevant
+            owners = collection_owners(request.user, {r.source_id for r in results})
+            for r in results:
+                # Shown beside the collection's name: someone else's "Demo vault" names its owner.
+                r.owner = owners.get(r.source_id, "")
             context.update(
-                # Only passages past the relevance floor: nearest neighbours of
-                # `qwxzv` are not matches (apps.library.search.relevance).
-                results=response.relevant,
+                results=results,
                 mode_words=MODE_WORDS.get(response.mode, response.mode),
                 terms=query_terms(query),
             )
@@ -70,6 +77,10 @@ def index(request: HttpRequest) -> HttpResponse:
         page = Paginator(library_documents(request.user, filters), PAGE_SIZE).get_page(
             request.GET.get("page")
         )
+        # Every waiting row's place in the queue from one reading of it.
+        places = queue_places(request.user, page.object_list)
+        for document in page.object_list:
+            document.queue_place = places.get(document.pk)
         context["page"] = page
     template = "library/index.html#results" if request.htmx else "library/index.html"
     return render(request, template, context)

@@ -20,6 +20,7 @@ import pymupdf
 import pytest
 
 from apps.chats.models import Chat, Message
+from apps.core.heartbeat import beat
 from apps.core.models import JobRun, Notice
 from apps.library.models import Chunk, Document
 from apps.library.services.adding import upload_add
@@ -111,7 +112,9 @@ def test_a_waiting_file_says_where_it_is_in_line_and_a_bad_one_is_refused_beside
     page, no_worker, owner, member, tmp_path
 ):
     errors = collect_errors(page)
-    # The worker is busy with a file of someone else's: its name is not told.
+    # The worker is alive (its heartbeat) and busy with a file of someone
+    # else's: its name is not told.
+    beat()
     theirs = upload_add(owner=member, name="max-medical.md", data=b"# Results\n\nprivate\n")
     JobRun.objects.create(job="library_ingest", detail={"args": [str(theirs.document.pk)]})
     Document.objects.filter(pk=theirs.document.pk).update(status=Document.Status.PARSING)

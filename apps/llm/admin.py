@@ -225,7 +225,11 @@ class ConnectionAdmin(admin.ModelAdmin):
                 self.message_user(request, _check_message(connection, result), messages.ERROR)
                 continue
             added = instance_services.models_add_found(
-                connection=connection, model_ids=result.models
+                connection=connection,
+                model_ids=result.models,
+                capabilities={
+                    m: (i.context_length, i.tools, i.vision) for m, i in result.found.items()
+                },
             )
             names = ", ".join(entry.model_id for entry in added[:SHOWN_IDS]) or "none new"
             self.message_user(

@@ -109,3 +109,26 @@ def test_a_500_model_list_has_a_filter_and_adds_the_ticked_ones(admin_client):
         "vendor/model-007",
         "vendor/model-481",
     ]
+
+
+def test_the_add_all_action_keeps_what_the_endpoint_says(admin_client):
+    with FakeOpenAI(models=["qwen3:8b"]) as fake:
+        fake.shown = {
+            "qwen3:8b": {
+                "model_info": {"qwen3.context_length": 40960},
+                "capabilities": ["completion", "tools"],
+            }
+        }
+        connection = connection_create(
+            name="home", kind="openai", base_url=fake.base_url, location="local"
+        )
+        admin_client.post(
+            "/admin/instance/connection/",
+            {"action": "add_found_models", "_selected_action": [connection.pk]},
+        )
+    entry = ModelEntry.objects.get(model_id="qwen3:8b")
+    assert (entry.context_length, entry.supports_tools, entry.supports_vision) == (
+        40960,
+        True,
+        False,
+    )

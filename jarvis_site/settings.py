@@ -244,6 +244,9 @@ CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}
 # How often an open websocket re-checks that its session still exists (a user
 # disabled from the CLI loses their sockets within this many seconds).
 WEBSOCKET_SESSION_CHECK_SECONDS = env_int("JARVIS_WS_SESSION_CHECK_SECONDS", 60, minimum=1)
+# How often an open page asks for notices the channel layer could not bring it
+# (the worker's, with the in-memory layer; apps/core/notices.py).
+NOTICE_CATCH_UP_SECONDS = env_int("JARVIS_NOTICE_CATCH_UP_SECONDS", 10, minimum=1)
 
 # --- Worker: Huey on its own SQLite file, never the app database.
 HUEY = {

@@ -96,35 +96,61 @@ class NotFoundConsumer(AsyncJsonWebsocketConsumer):
 
 class PingConsumer(AuthenticatedConsumer):
     """The socket every page opens: greets the user, answers pings, and shows
-    their notices as toasts (apps.core.notices). The shell uses it to show that
-    live updates are connected."""
+    their notices as toasts and in the header's bell (apps.core.notices). The
+    shell uses it to show that live updates are connected.
+
+    Notices come as `notice.created` through the channel layer; with the
+    in-memory layer the worker's cannot, so a catch-up task asks for notices
+    newer than the last this socket knows every NOTICE_CATCH_UP_SECONDS."""
 
     async def on_authenticated(self) -> None:
         # An HTML fragment: the htmx websocket extension swaps it into the header.
         await self.send(
             text_data=render_to_string("core/_live_status.html", {"name": self.user.name})
         )
-        await self.channel_layer.group_add(notices.notices_group(self.user.pk), self.channel_name)
-        self.groups_joined.append(notices.notices_group(self.user.pk))
-        await notices.relay.join()
-        self.relay_joined = True
-        for notice in await notices.recent_notices_async(self.user):
-            await self._show(notice)
+        group = notices.notices_group(self.user.pk)
+        await self.channel_layer.group_add(group, self.channel_name)
+        self.groups_joined.append(group)
+        # Read before the toasts: a notice written in between comes by the layer or the catch-up.
+        self.last_notice_id = await notices.newest_id_async(self.user)
+        for toast in await notices.toasts_async(self.user):
+            await self.send(text_data=notices.render_toast(toast))
+        # The page came with an empty bell ("No notices in the last day"):
+        # fill it when that is untrue.
+        bell = await notices.render_bell_async(self.user, only_if_any=True)
+        if bell:
+            await self.send(text_data=bell)
+        interval = notices.catch_up_seconds()
+        if interval is not None:
+            self.catch_up = asyncio.create_task(self._catch_up(interval))
 
     async def disconnect(self, code: int) -> None:
-        if getattr(self, "relay_joined", False):
-            self.relay_joined = False
-            await notices.relay.leave()
+        catch_up = getattr(self, "catch_up", None)
+        if catch_up is not None:
+            catch_up.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await catch_up
         await super().disconnect(code)
 
-    async def notice_show(self, event: dict) -> None:
+    async def notice_created(self, event: dict) -> None:
+        notice_id = event["notice_id"]
+        self.last_notice_id = max(self.last_notice_id, notice_id)
         # Looked up again for this socket's own user: a notice reaches only its owner.
-        notice = await notices.notice_for(self.user, event["notice_id"])
-        if notice is not None:
-            await self._show(notice)
+        toast = await notices.toast_with_async(self.user, notice_id)
+        if toast is not None:
+            await self.send(text_data=notices.render_toast(toast))
+            await self.send(text_data=await notices.render_bell_async(self.user))
 
-    async def _show(self, notice) -> None:
-        await self.send(text_data=render_to_string("core/_notice.html", {"notice": notice}))
+    async def _catch_up(self, interval: float) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                fresh = await notices.ids_after_async(self.user, self.last_notice_id)
+            except Exception:  # a locked or busy database: try again next time
+                logger.exception("could not read new notices")
+                continue
+            for notice_id in fresh:
+                await self.notice_created({"notice_id": notice_id})
 
     async def receive_json(self, content: dict, **kwargs) -> None:
         if isinstance(content, dict) and content.get("type") == "ping":

@@ -85,8 +85,9 @@ class Notice(models.Model):
     on whatever page they have open ("report.pdf is ready to search").
 
     Written by the worker or the web process (apps.core.notices.notice_send);
-    the web process relays new rows to the person's open pages. It stays until
-    they dismiss it, and only notices of the last day are shown at all."""
+    it reaches the person's open pages through the channel layer (or the
+    socket's catch-up when written by the worker). It is a toast until seen;
+    the header's bell lists those of the last day."""
 
     class Level(models.TextChoices):
         OK = "ok", "Done"
@@ -99,7 +100,14 @@ class Notice(models.Model):
     level = models.CharField(max_length=5, choices=Level.choices, default=Level.OK)
     # A page of this site that says more (the document, the digest).
     url = models.CharField(max_length=500, blank=True)
+    # What it is about, for grouping: notices of one kind that arrive close
+    # together show as one toast ("3 files ready: a.pdf, b.docx, c.md"), named
+    # by their subjects. A notice without a kind is always shown alone.
+    kind = models.CharField(max_length=40, blank=True)
+    subject = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # Seen: dismissed by hand, gone by itself, or already shown by the page
+    # that was open. A seen notice is not shown as a toast again (the bell lists it).
     dismissed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -1,25 +1,33 @@
 """Notices: short messages for one person, shown as toasts on any open page.
 
-`notice_send` writes a row; it may run in the worker (an upload finished
-indexing) or in the web process. The worker cannot reach the web process's
-in-memory channel layer, so the web process relays new rows itself: one
-`NoticeRelay` task per process looks for rows newer than the last it saw (one
-small query a second, however many pages are open, and only while someone is
-connected) and sends each to its owner's notice group, which only that
-person's live sockets join. A page that connects later gets the person's
-undismissed notices of the last day from `recent_notices_for`.
+`notice_send` writes a row and, once it is committed, sends `notice.created`
+to its owner's notice group through the channel layer; only that person's
+live sockets (apps.core.consumers.PingConsumer) join it. The settings use the
+in-memory channel layer, which reaches only sockets of the same process: a
+notice written by the web process arrives at once, one written by the worker
+(another process; its group_send reaches nobody) arrives by each socket's
+catch-up, which asks for the person's notices newer than the last it showed
+when it connects and every NOTICE_CATCH_UP_SECONDS after (docs/architecture.md).
+
+Several notices of one kind that arrive close together are one toast
+(`group_notices`): "3 files ready: a.pdf, b.docx, c.md", failures in a toast
+of their own. A notice is shown until seen (`notices_seen`): dismissed,
+gone by itself, or already shown by the open page; the bell keeps the last
+day's either way.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
+from dataclasses import dataclass, field
 from datetime import timedelta
 
+from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from django.db.models import Max
+from django.conf import settings
+from django.db import transaction
+from django.template.loader import render_to_string
 from django.utils import timezone
 
 from apps.core.models import Notice
@@ -27,8 +35,16 @@ from apps.core.models import Notice
 logger = logging.getLogger(__name__)
 
 RECENT = timedelta(days=1)  # older notices are not shown any more
-SHOWN_AT_ONCE = 5
-RELAY_INTERVAL = 1.0  # seconds between looks for new notices
+TOASTS_AT_ONCE = 50  # unseen notices a page gathers into toasts on connect
+BELL_SIZE = 10  # notices the bell lists
+GROUP_GAP = timedelta(minutes=2)  # notices further apart than this are separate toasts
+
+# "{n} …" for a toast of several notices of one kind, by kind and level.
+GROUP_HEADINGS = {
+    ("document", Notice.Level.OK): "{n} files ready",
+    ("document", Notice.Level.ERROR): "{n} files could not be read",
+}
+DEFAULT_HEADINGS = {Notice.Level.OK: "{n} notices", Notice.Level.ERROR: "{n} problems"}
 
 
 def notices_group(user_id: int) -> str:
@@ -37,89 +53,188 @@ def notices_group(user_id: int) -> str:
     return f"notices.{user_id}"
 
 
-def notice_send(*, user_id: int, text: str, level: str = Notice.Level.OK, url: str = "") -> Notice:
-    """Tell one person something finished. Only they see it."""
-    return Notice.objects.create(user_id=user_id, text=text[:500], level=level, url=url)
+def notice_send(
+    *,
+    user_id: int,
+    text: str,
+    level: str = Notice.Level.OK,
+    url: str = "",
+    kind: str = "",
+    subject: str = "",
+) -> Notice:
+    """Tell one person something finished. Only they see it. `kind` and
+    `subject` ("document", "a.pdf") let several of one kind show as one toast;
+    `url` is the page of the thing, and a page that lists it shows no toast."""
+    notice = Notice.objects.create(
+        user_id=user_id,
+        text=text[:500],
+        level=level,
+        url=url,
+        kind=kind[:40],
+        subject=subject[:200],
+    )
+    # After commit: a socket that looks the row up must find it.
+    transaction.on_commit(lambda: announce(notice))
+    return notice
 
 
-def recent_notices_for(user) -> list[Notice]:
-    """The person's undismissed notices of the last day, oldest first."""
+def announce(notice: Notice) -> None:
+    """`notice.created` to its owner's sockets in this process (all of them,
+    with a channel layer that spans processes)."""
+    try:
+        async_to_sync(get_channel_layer().group_send)(
+            notices_group(notice.user_id), {"type": "notice.created", "notice_id": notice.pk}
+        )
+    except Exception:  # the row is written: the socket's catch-up shows it
+        logger.exception("could not announce notice %s", notice.pk)
+
+
+def layer_spans_processes() -> bool:
+    """False for the in-memory layer: the worker's group_send reaches no web socket."""
+    backend = settings.CHANNEL_LAYERS["default"]["BACKEND"]
+    return not backend.endswith("InMemoryChannelLayer")
+
+
+def catch_up_seconds() -> float | None:
+    """How often a socket asks for notices it was not sent; None when the
+    channel layer carries the worker's notices too."""
+    if layer_spans_processes():
+        return None
+    return settings.NOTICE_CATCH_UP_SECONDS
+
+
+@dataclass
+class NoticeGroup:
+    """One toast: a single notice, or several of one kind and level."""
+
+    level: str
+    kind: str
+    notices: list[Notice] = field(default_factory=list)
+
+    @property
+    def key(self) -> int:
+        # The first notice's id: a group that grows keeps its toast.
+        return self.notices[0].pk
+
+    @property
+    def ids(self) -> list[int]:
+        return [n.pk for n in self.notices]
+
+    @property
+    def heading_template(self) -> str:
+        return GROUP_HEADINGS.get((self.kind, self.level), DEFAULT_HEADINGS[self.level])
+
+    @property
+    def heading(self) -> str:
+        return self.heading_template.format(n=len(self.notices))
+
+    @property
+    def text(self) -> str:
+        """The whole toast in words: its one notice, or "3 files ready: a.pdf, b.docx, c.md"."""
+        if len(self.notices) == 1:
+            return self.notices[0].text
+        if self.level == Notice.Level.ERROR:
+            return f"{self.heading}: " + "; ".join(n.text for n in self.notices)
+        return f"{self.heading}: " + ", ".join(n.subject or n.text for n in self.notices)
+
+    def takes(self, notice: Notice) -> bool:
+        last = self.notices[-1]
+        return (
+            bool(self.kind)
+            and notice.kind == self.kind
+            and notice.level == self.level
+            and notice.created_at - last.created_at <= GROUP_GAP
+        )
+
+
+def group_notices(notices: list[Notice]) -> list[NoticeGroup]:
+    """Oldest first: each notice joins the group before it when it is of the
+    same kind and level and came within GROUP_GAP of that group's newest;
+    failures are never grouped with successes."""
+    groups: list[NoticeGroup] = []
+    open_groups: dict[tuple[str, str], NoticeGroup] = {}
+    for notice in sorted(notices, key=lambda n: (n.created_at, n.pk)):
+        group = open_groups.get((notice.kind, notice.level))
+        if group is None or not group.takes(notice):
+            group = NoticeGroup(level=notice.level, kind=notice.kind)
+            groups.append(group)
+            if notice.kind:
+                open_groups[(notice.kind, notice.level)] = group
+        group.notices.append(notice)
+    return groups
+
+
+def unseen_notices(user) -> list[Notice]:
+    """The person's unseen notices of the last day, oldest first."""
     since = timezone.now() - RECENT
     rows = Notice.objects.filter(user=user, dismissed_at=None, created_at__gte=since)
-    return list(reversed(rows.order_by("-created_at", "-id")[:SHOWN_AT_ONCE]))
+    return list(reversed(rows.order_by("-created_at", "-id")[:TOASTS_AT_ONCE]))
+
+
+def toasts_for(user) -> list[NoticeGroup]:
+    return group_notices(unseen_notices(user))
+
+
+def toast_with(user, notice_id: int) -> NoticeGroup | None:
+    """The toast that shows this notice now (with the unseen ones it groups
+    with), or None when it is not the person's or already seen."""
+    for group in toasts_for(user):
+        if notice_id in group.ids:
+            return group
+    return None
+
+
+def notices_seen(*, user, ids: list[int]) -> int:
+    """Mark the person's own notices seen; how many were unseen until now."""
+    return Notice.objects.filter(pk__in=ids, user=user, dismissed_at=None).update(
+        dismissed_at=timezone.now()
+    )
 
 
 def notice_dismiss(*, user, notice_id: int) -> bool:
     """Dismiss one of the person's own notices. False when they have no such notice."""
-    updated = Notice.objects.filter(pk=notice_id, user=user, dismissed_at=None).update(
-        dismissed_at=timezone.now()
-    )
-    return bool(updated)
+    return bool(notices_seen(user=user, ids=[notice_id]))
 
 
-class NoticeRelay:
-    """Relays notices written anywhere (the worker included) to the sockets
-    of this process. Started by the first socket that wants notices, stopped
-    when the last one leaves."""
-
-    def __init__(self) -> None:
-        self.listeners = 0
-        self.task: asyncio.Task | None = None
-        self.last_id: int | None = None
-
-    async def join(self) -> None:
-        self.listeners += 1
-        if self.task is None or self.task.done():
-            if self.last_id is None:
-                self.last_id = await _newest_id()
-            self.task = asyncio.create_task(self._run())
-
-    async def leave(self) -> None:
-        self.listeners = max(0, self.listeners - 1)
-        if self.listeners == 0 and self.task is not None:
-            # Forgotten before the await: a page that joins meanwhile (the next
-            # page of a navigation) must start a new task, not keep this one.
-            task, self.task = self.task, None
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-    async def _run(self) -> None:
-        layer = get_channel_layer()
-        while True:
-            await asyncio.sleep(RELAY_INTERVAL)
-            try:
-                fresh = await _notices_after(self.last_id or 0)
-            except Exception:  # a locked or busy database: try again next time
-                logger.exception("could not read new notices")
-                continue
-            for notice_id, user_id in fresh:
-                self.last_id = notice_id
-                await layer.group_send(
-                    notices_group(user_id), {"type": "notice.show", "notice_id": notice_id}
-                )
+def bell_for(user) -> dict:
+    """The header bell: the last day's notices, newest first, seen ones
+    included, and how many are unseen."""
+    since = timezone.now() - RECENT
+    rows = Notice.objects.filter(user=user, created_at__gte=since)
+    return {
+        "bell_notices": list(rows.order_by("-created_at", "-id")[:BELL_SIZE]),
+        "bell_unseen": rows.filter(dismissed_at=None).count(),
+    }
 
 
-@database_sync_to_async
-def _newest_id() -> int:
-    return Notice.objects.aggregate(newest=Max("id"))["newest"] or 0
+def render_bell(user, *, only_if_any: bool = False) -> str:
+    """The bell's count and list as out-of-band swaps (after a toast or a
+    dismissal); "" with `only_if_any` when the last day had no notices."""
+    bell = bell_for(user)
+    if only_if_any and not bell["bell_notices"]:
+        return ""
+    return render_to_string("core/_bell_items.html", {**bell, "oob": True})
 
 
-@database_sync_to_async
-def _notices_after(last_id: int) -> list[tuple[int, int]]:
+def render_toast(group: NoticeGroup) -> str:
+    return render_to_string("core/_notice.html", {"group": group})
+
+
+def newest_id_for(user) -> int:
+    newest = Notice.objects.filter(user=user).order_by("-pk").values_list("pk", flat=True).first()
+    return newest or 0
+
+
+def ids_after(user, last_id: int) -> list[int]:
+    """The person's notices newer than `last_id` (the catch-up's one small query)."""
     return list(
-        Notice.objects.filter(pk__gt=last_id).order_by("pk").values_list("pk", "user_id")[:100]
+        Notice.objects.filter(user=user, pk__gt=last_id).order_by("pk").values_list("pk", flat=True)
     )
 
 
-@database_sync_to_async
-def notice_for(user, notice_id: int) -> Notice | None:
-    return Notice.objects.filter(pk=notice_id, user=user, dismissed_at=None).first()
-
-
-@database_sync_to_async
-def recent_notices_async(user) -> list[Notice]:
-    return recent_notices_for(user)
-
-
-relay = NoticeRelay()
+# The socket's database calls, from its event loop.
+toasts_async = database_sync_to_async(toasts_for)
+toast_with_async = database_sync_to_async(toast_with)
+render_bell_async = database_sync_to_async(render_bell)
+newest_id_async = database_sync_to_async(newest_id_for)
+ids_after_async = database_sync_to_async(ids_after)

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.core.heartbeat import stale_components
 from apps.core.jobs import REGISTRY, run_now
-from apps.core.notices import notice_dismiss
+from apps.core.notices import notice_dismiss, notices_seen, render_bell
 from apps.core.selectors import job_runs_visible_to, job_statuses, work_in_flight
 
 
@@ -70,7 +70,18 @@ def notice_dismiss_view(request: HttpRequest, pk: int) -> HttpResponse:
     # Someone else's notice does not exist for you.
     if not notice_dismiss(user=request.user, notice_id=pk):
         raise Http404
-    return HttpResponse(status=200)
+    return HttpResponse(render_bell(request.user))
+
+
+@login_required
+@require_POST
+def notices_seen_view(request: HttpRequest) -> HttpResponse:
+    """A toast closed (by hand, by itself, or because the page shows its rows):
+    its notices are seen. Ids that are not the person's are ignored. The answer
+    is the bell's new count and list, swapped out of band."""
+    ids = [int(i) for i in request.POST.getlist("ids") if i.isdigit()]
+    notices_seen(user=request.user, ids=ids)
+    return HttpResponse(render_bell(request.user))
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

@@ -44,6 +44,7 @@ SHELL = [
     "vendor/htmx/htmx.min.js",
     "vendor/htmx-ext-ws/ws.min.js",
     "js/app.js",
+    "js/notices.js",
     "js/drawer.js",
     "js/install.js",
     "img/favicon.svg",

@@ -141,7 +141,13 @@ def _notify_owner(document_id: int) -> None:
     name = (document.title if by_title else "") or document.path.rsplit("/", 1)[-1]
     url = reverse("library:document", args=[document.pk])
     if document.status == Document.Status.READY:
-        notice_send(user_id=document.source.owner_id, text=f"{name} is ready to search.", url=url)
+        notice_send(
+            user_id=document.source.owner_id,
+            text=f"{name} is ready to search.",
+            url=url,
+            kind="document",
+            subject=name,
+        )
     else:
         reason = document.error or "the file could not be read"
         notice_send(
@@ -149,6 +155,8 @@ def _notify_owner(document_id: int) -> None:
             text=f"Could not read {name}: {reason}",
             level=Notice.Level.ERROR,
             url=url,
+            kind="document",
+            subject=name,
         )
 
 

@@ -15,36 +15,7 @@
   document.addEventListener("htmx:wsClose", function () { setLive("offline", "Offline"); });
   document.addEventListener("htmx:wsError", function () { setLive("offline", "Offline"); });
 
-  // Notices arrive as toasts over the same socket; a reconnect sends the
-  // undismissed ones again, so a toast already shown is not shown twice.
-  // A toast that is not a failure dismisses itself after a few seconds (its
-  // own Dismiss, so the server marks it seen and it does not come back);
-  // pointing at it or focusing it holds it. A failure stays until closed.
-  var TOAST_SECONDS = 8;
-  function autoDismiss(toast) {
-    if (toast.jarvisTimed || toast.classList.contains("toast--error")) return;
-    var close = toast.querySelector(".toast__close");
-    if (!close) return;
-    toast.jarvisTimed = true;
-    var timer = null;
-    function start() { timer = setTimeout(function () { close.click(); }, TOAST_SECONDS * 1000); }
-    function hold() { clearTimeout(timer); }
-    toast.addEventListener("mouseenter", hold);
-    toast.addEventListener("focusin", hold);
-    toast.addEventListener("mouseleave", start);
-    toast.addEventListener("focusout", start);
-    start();
-  }
-  document.addEventListener("DOMContentLoaded", function () {
-    var toasts = document.getElementById("toasts");
-    if (!toasts || !window.MutationObserver) return;
-    new MutationObserver(function () {
-      var seen = {};
-      Array.prototype.forEach.call(toasts.children, function (toast) {
-        if (seen[toast.id]) toast.remove(); else { seen[toast.id] = true; autoDismiss(toast); }
-      });
-    }).observe(toasts, { childList: true });
-  });
+  // Notices (toasts and the bell) are static/js/notices.js.
 
   // One error path for every htmx request. htmx swaps no 4xx/5xx answer, so
   // a refusal would vanish: instead its reason (the server's _error.html, or

@@ -16,3 +16,29 @@ ALL_FLAGS = (USE_CLOUD_MODELS, USE_AGENT_CHATS, MANAGE_FOLDER_SOURCES, RUN_PAPER
 
 def codename(flag: str) -> str:
     return flag.split(".", 1)[1]
+
+
+# What each flag lets a group's members do, as the group page shows it: a short
+# label and one sentence an admin can decide on without reading code.
+FLAG_TEXT = {
+    USE_CLOUD_MODELS: (
+        "Use cloud models",
+        "Members may chat with models hosted by a cloud provider; their messages "
+        "and the passages sent with them leave this machine.",
+    ),
+    USE_AGENT_CHATS: (
+        "Use agent chats",
+        "Members may start agent chats that run commands on machines through "
+        "shared SSH profiles, and open a terminal on them.",
+    ),
+    MANAGE_FOLDER_SOURCES: (
+        "Manage folder sources",
+        "Members may add folders from this server's vaults folder to the library "
+        "as sources, and change or remove them.",
+    ),
+    RUN_PAPER_DIGEST: (
+        "Run the paper digest",
+        "Members may set up the paper digest, which fetches new papers on their "
+        "topics and summarises them with a model.",
+    ),
+}

@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 from django.contrib.auth.password_validation import validate_password
 from django.contrib.sessions.models import Session
 from django.db import transaction
 from django.utils import timezone
 
+from apps.accounts import permissions
 from apps.accounts.models import HOUSEHOLD_GROUP, LoginFailure, User
 from apps.core.errors import AlreadyExists
 from apps.core.realtime import close_sockets, session_group
@@ -202,3 +203,23 @@ def login_failures_prune() -> int:
     cutoff = timezone.now() - timedelta(seconds=settings.LOGIN_THROTTLE_SECONDS)
     deleted, _ = LoginFailure.objects.filter(at__lt=cutoff).delete()
     return deleted
+
+
+def flag_permissions() -> list[Permission]:
+    """The Permission rows of the Jarvis flags, in `ALL_FLAGS` order."""
+    codenames = [permissions.codename(flag) for flag in permissions.ALL_FLAGS]
+    rows = Permission.objects.filter(content_type__app_label="accounts", codename__in=codenames)
+    by_codename = {row.codename: row for row in rows}
+    return [by_codename[name] for name in codenames if name in by_codename]
+
+
+def group_set_flags(*, group: Group, flags: set[str] | frozenset[str]) -> None:
+    """Give `group` exactly `flags` among the Jarvis flags: the ticked ones are
+    added, the others removed; its other Django permissions are left alone."""
+    unknown = set(flags) - set(permissions.ALL_FLAGS)
+    if unknown:
+        raise ValueError(f"not Jarvis permission flags: {sorted(unknown)}")
+    wanted = {permissions.codename(flag) for flag in flags}
+    rows = flag_permissions()
+    group.permissions.remove(*[row for row in rows if row.codename not in wanted])
+    group.permissions.add(*[row for row in rows if row.codename in wanted])

@@ -15,6 +15,9 @@ from django.utils.html import format_html
 
 from apps.chats.reply import Reply
 
+# The parts of the chat's header a turn can change (templates/chats/_chat_state.html).
+HEADER_PARTS = ("private", "model_choice")
+
 BLOCKS = ("status", "reasoning", "activity", "answer", "sources", "notes", "actions", "meta")
 
 
@@ -24,6 +27,17 @@ def leaf_marker(leaf: int) -> str:
     the conversation again (static/js/chat.js)."""
     return format_html(
         '<span id="chat-leaf" data-leaf="{}" hidden hx-swap-oob="true"></span>', leaf
+    )
+
+
+def render_header(context: dict) -> str:
+    """The chat header's "private" badge and model picker, to replace the
+    page's: a turn that read local-only notes makes the chat private, and a
+    regenerate on another model changes the chat's model, while the page is open.
+    `context` is apps.chats.pages.chat_header_context's."""
+    return "".join(
+        render_to_string(f"chats/_chat_state.html#{part}", {**context, "oob": True})
+        for part in HEADER_PARTS
     )
 
 
@@ -52,6 +66,8 @@ def render_blocks(
                     "chats/_chat_usage.html", {"chat_usage": reply.chat_usage, "oob": True}
                 )
             )
+        if getattr(reply, "header", ""):
+            parts.append(reply.header)
     if leaf:
         parts.append(leaf_marker(reply.pk))
     return "".join(parts)

@@ -31,6 +31,10 @@ class Generation(Reply):
     """A reply being written: the Reply plus what only the running task needs."""
 
     status_line: str = "Thinking…"
+    # The chat header's badge and model picker, rendered (apps.chats.pages
+    # chat_header_frame) when a turn changed them; sent with the "header" touch
+    # and with every whole frame after.
+    header: str = ""
     dirty: set = field(default_factory=set)  # blocks changed since the last frame
     task: asyncio.Task | None = None
     # The first periodic save comes SAVE_INTERVAL after the start, not at the
@@ -159,6 +163,8 @@ def flush(generation: Generation, *, everything: bool = False) -> None:
                     dirty.discard(block)
                     if kind == APPEND:
                         appends[block] = piece
+    if "header" in dirty and generation.header:
+        parts.append(generation.header)
     for block in frames.BLOCKS:
         if block in appends:
             parts.append(appends[block])

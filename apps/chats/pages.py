@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apps.chats import tree
+from apps.chats import frames, tree
 from apps.chats.live import mark_interrupted
 from apps.chats.models import Chat, Message
 from apps.chats.page_hooks import chat_page_hooks_for
@@ -54,6 +54,24 @@ def regenerate_models(user, chat: Chat) -> list:
     if chat.private:
         models = [m for m in models if not m.is_cloud]
     return models
+
+
+def chat_header_context(user, chat: Chat) -> dict:
+    """What templates/chats/_chat_state.html needs: the badge and the model picker."""
+    return {
+        "chat": chat,
+        "user": user,
+        "default_model": default_model_for(user),
+        "regenerate_models": regenerate_models(user, chat),
+    }
+
+
+def chat_header_frame(chat_id: int) -> str:
+    """The chat's header state as saved now, as a socket frame (apps.chats.frames)."""
+    chat = Chat.objects.select_related("owner").filter(pk=chat_id).first()
+    if chat is None:
+        return ""
+    return frames.render_header(chat_header_context(chat.owner, chat))
 
 
 def chat_page_context(user, chat: Chat | None) -> dict:

@@ -12,6 +12,7 @@ from apps.chats import tools
 from apps.chats.approvals import DENIED, Decision, Verdict, card_payload, refusal_before_run
 from apps.chats.live import Generation
 from apps.chats.models import Message, PendingAction
+from apps.chats.pages import chat_header_frame
 from apps.chats.services import chat_mark_private
 from apps.llm import ToolCall
 
@@ -120,7 +121,11 @@ async def after_tools(generation, turn, ctx) -> None:
         generation.notes.append(
             "This chat read local-only notes: it is now private and stays on local models."
         )
-        generation.touch("notes")
+        # The header's badge and model picker say so now, not after a reload.
+        generation.header = await sync_to_async(chat_header_frame, thread_sensitive=False)(
+            turn.chat.pk
+        )
+        generation.touch("notes", "header")
     if ctx.cards:
         created = await sync_to_async(_create_actions, thread_sensitive=False)(
             generation.pk, ctx.cards

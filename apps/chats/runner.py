@@ -31,6 +31,7 @@ from apps.chats.fallback import search_fallback
 from apps.chats.first_search import first_search, is_context_overflow
 from apps.chats.live import REGISTRY, Generation, flush, flusher, setup_slot
 from apps.chats.models import Message
+from apps.chats.pages import chat_header_frame
 from apps.chats.reply import Reply
 from apps.chats.saving import SAVER, maybe_save, save, snapshot
 from apps.chats.text_calls import calls_in_text, repeating
@@ -115,6 +116,11 @@ async def run(generation: Generation, *, resume: bool = False) -> None:
             await SAVER.settled(generation)  # a periodic save lands before the final one
             await sync_to_async(save, thread_sensitive=False)(snapshot(generation, final=True))
             generation.chat_usage = await sync_to_async(chat_usage_line, thread_sensitive=False)(
+                generation.chat_id
+            )
+            # The header as saved now: the turn may have made the chat private,
+            # a regenerate may have moved it to another model.
+            generation.header = await sync_to_async(chat_header_frame, thread_sensitive=False)(
                 generation.chat_id
             )
         finally:

@@ -22,7 +22,7 @@ from apps.instance.models import ModelEntry
 from apps.instance.selectors import instance_settings
 from apps.library.selectors import visible_to
 from apps.library.services.documents import document_remove
-from apps.llm.selectors import resolve_model
+from apps.llm.selectors import default_model_for, resolve_model
 
 TITLE_CHARS = 80
 INSTRUCTIONS_MAX_CHARS = 4000
@@ -80,6 +80,7 @@ def turn_start(
             chat = Chat.objects.create(owner=user, title=_title_from(text), model_label=model_label)
         else:
             _lock(chat)
+            _refuse_private_on_cloud(chat)
             if not chat.title:
                 # A chat made before its first message (an agent chat) is named by it.
                 chat.title = _title_from(text)
@@ -106,6 +107,26 @@ def _lock(chat: Chat) -> None:
     if refusal:
         raise Refused(refusal)
     chat.refresh_from_db(fields=["leaf", "summary", "summary_upto"])
+
+
+def _refuse_private_on_cloud(chat: Chat) -> None:
+    """A private chat whose model is a cloud one (the default is, or the chat
+    turned private in another tab) is refused before anything is written, by
+    the composer, rather than as a failed reply."""
+    if chat.private and not chat.is_agent:
+        model = _chosen_model(chat)
+        if model is not None and model.is_cloud:
+            raise Refused(private_on_cloud(model))
+
+
+def _chosen_model(chat: Chat) -> ModelEntry | None:
+    """The model the chat's next reply would use (apps.chats.setup.chosen_model)."""
+    try:
+        if chat.model_label:
+            return resolve_model(chat.owner, chat.model_label)
+        return default_model_for(chat.owner)
+    except Refused:
+        return None  # the turn's own setup says why the model cannot be used
 
 
 def _current_leaf(chat: Chat) -> int | None:
@@ -196,6 +217,7 @@ def reply_regenerate(
         _lock(chat)
         if model_label is not None and model_label != chat.model_label:
             chat_model_set(user=user, chat=chat, label=model_label)
+        _refuse_private_on_cloud(chat)
         answer = _placeholder(chat, reply.parent_id)
         _leaf_move(chat, answer.pk, grows=False, new=True)
     return answer
@@ -211,6 +233,7 @@ def message_edit(*, chat: Chat, message: Message, text: str) -> tuple[Message, M
     text = validate_text(text)
     with transaction.atomic():
         _lock(chat)
+        _refuse_private_on_cloud(chat)
         question, answer = _exchange(
             chat,
             message.parent_id,
@@ -307,15 +330,23 @@ def chat_mark_private(*, chat: Chat) -> bool:
     return True
 
 
+def private_on_cloud(entry: ModelEntry) -> str:
+    """Why a private chat does not go to `entry`, a cloud model, and what to do instead."""
+    name = entry.display_name or entry.label
+    return (
+        f"This chat has read local-only notes, so it can only continue on a local model, "
+        f"and {name} is a cloud model. Choose a local model in the chat's model menu, "
+        "or start a new chat to ask a cloud model."
+    )
+
+
 def chat_model_set(*, user, chat: Chat, label: str) -> None:
     """Switch the chat's model. A private chat cannot move to a cloud model."""
     label = (label or "").strip()
     if label:
         entry = resolve_model(user, label)
         if chat.private and entry.is_cloud:
-            raise Refused(
-                "this chat has read local-only notes, so it can only continue on a local model"
-            )
+            raise Refused(private_on_cloud(entry))
     chat.model_label = label
     chat.save(update_fields=["model_label"])
 

@@ -21,7 +21,7 @@ from apps.chats.export import chat_markdown, export_filename
 from apps.chats.history import search_chats
 from apps.chats.live import REGISTRY, setup_slot
 from apps.chats.models import Chat, Message, PendingAction
-from apps.chats.pages import chat_page_context, conversation_context
+from apps.chats.pages import chat_header_context, chat_page_context, conversation_context
 from apps.chats.reply import Reply
 from apps.chats.runner import reply_resume, reply_start
 from apps.chats.selectors import approval_card_for, chats_of, get_chat_for
@@ -400,7 +400,15 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
         label = request.POST.get("model_free", "").strip() or request.POST.get("model", "")
         services.chat_model_set(user=request.user, chat=chat, label=label)
     except JarvisError as exc:
+        if request.htmx:
+            # Through the one error path (static/js/app.js): the reason by the
+            # composer; chat.js puts the picker back to the model still in use.
+            return HttpResponse(refusal_html(str(exc)), status=400)
         messages.error(request, str(exc))
+        return redirect("chats:detail", pk=chat.pk)
+    if request.htmx:
+        # The page stays where it is; the header shows the model now in use.
+        return HttpResponse(frames.render_header(chat_header_context(request.user, chat)))
     return redirect("chats:detail", pk=chat.pk)
 
 

@@ -266,6 +266,14 @@
     }
   });
 
+  // The header's model picker: a refused choice (a private chat and a cloud
+  // model) is explained by the composer (app.js); the picker goes back to the
+  // model the chat still uses instead of showing the refused one.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = event.detail.elt;
+    if (form && form.id === "chat-model-form" && !event.detail.successful) form.reset();
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
     frames(); follow(); mentions(); attachments(); regenerateModels(document);
   });

@@ -11,6 +11,7 @@ from channels.db import database_sync_to_async
 from apps.chats import frames
 from apps.chats.live import REGISTRY
 from apps.chats.models import Chat, Message
+from apps.chats.pages import chat_header_frame
 from apps.chats.reply import Reply
 from apps.chats.usage import chat_usage_line
 from apps.core.consumers import AuthenticatedConsumer
@@ -101,6 +102,8 @@ class ChatConsumer(AuthenticatedConsumer):
         reply = Reply.of(message, configure_link=self.user.is_staff)
         if not reply.in_flight:
             # The page may have missed the final frame (it came before the
-            # send's answer put the reply there): the chat's total comes too.
+            # send's answer put the reply there, or the socket was away): the
+            # chat's total and its header (private? which model?) come too.
             reply.chat_usage = chat_usage_line(self.chat_id)
+            reply.header = chat_header_frame(self.chat_id)
         return frames.render_blocks(reply, composer=True, leaf=leaf)

@@ -4,7 +4,8 @@
 // - A toast whose id is already on the page is the same group grown (or sent
 //   again on reconnect): the newer copy replaces the older in place.
 // - A page that lists rows declares it with data-notice-rows on the list; a
-//   notice whose url is linked from such a list, or is the page itself, is
+//   notice whose url a row of such a list names (data-notice-row) or links
+//   to, or that is the page itself, is
 //   already shown by the page, so it is marked seen and not shown as a toast
 //   (a group loses just those notices).
 // - A toast that is not a failure submits its own Dismiss after a few seconds
@@ -44,8 +45,10 @@ function shownByPage(key) {
   if (!key) return false;
   // The thing's own page (a document's) shows its state itself.
   if (window.location.pathname === key) return true;
-  return Array.from(document.querySelectorAll("[data-notice-rows] a[href]")).some(
-    (link) => link.getAttribute("href") === key,
+  // A row names its thing by data-notice-row, or links to it.
+  const rows = document.querySelectorAll("[data-notice-rows] [data-notice-row], [data-notice-rows] a[href]");
+  return Array.from(rows).some(
+    (row) => (row.dataset.noticeRow || row.getAttribute("href")) === key,
   );
 }
 

@@ -51,8 +51,9 @@ def wait_until(check, seconds: float = 15.0) -> bool:
 def quick_catch_up_url(transactional_db):
     from tests.support.processes import daphne_server
 
-    # The page asks for the worker's notices every second instead of every ten.
-    with daphne_server(JARVIS_NOTICE_CATCH_UP_SECONDS="1") as url:
+    # The page asks for the worker's notices every second instead of every ten;
+    # uploads wait in the queue (no worker runs here).
+    with daphne_server(JARVIS_NOTICE_CATCH_UP_SECONDS="1", JARVIS_TEST_HUEY_IMMEDIATE="0") as url:
         yield url
 
 
@@ -136,4 +137,22 @@ def test_a_page_that_shows_the_row_shows_no_toast_for_it(page, quick_catch_up_ur
     assert "other.pdf is ready to search." in toast.inner_text()
     assert wait_until(lambda: Notice.objects.get(pk=on_page.pk).dismissed_at is not None)
     assert Notice.objects.get(pk=elsewhere.pk).dismissed_at is None
+    assert errors == []
+
+
+def test_the_add_page_shows_no_toast_for_a_file_it_lists(page, quick_catch_up_url, owner, tmp_path):
+    # An uploaded file's row follows it to "ready" on the add page: a toast
+    # saying the same would be the file reported twice.
+    errors = collect_errors(page)
+    sign_in(page, quick_catch_up_url)
+    page.goto(f"{quick_catch_up_url}/library/add/")
+    page.locator("#live-status[data-state=live]").wait_for()
+    path = tmp_path / "soup.md"
+    path.write_text("# Soup\n\nLeek.\n", encoding="utf-8")
+    page.set_input_files("input[name=files]", str(path))
+    row = page.locator("#add-results [data-name='soup.md'][data-notice-row]")
+    row.wait_for()
+    on_page = ready(owner, "soup.md", url=row.get_attribute("data-notice-row"))
+    assert wait_until(lambda: Notice.objects.get(pk=on_page.pk).dismissed_at is not None)
+    assert page.locator("[data-testid=toast]").count() == 0
     assert errors == []

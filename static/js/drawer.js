@@ -56,12 +56,14 @@
     openToggles().forEach(function (button) { setOpen(button, false, true); });
   });
 
-  // A tap outside an open overlay drawer (the chat list) closes it; an inline
-  // one (the filters) stays until its button is pressed again.
+  // A tap outside an open overlay drawer (the chat list) or menu (the top
+  // nav, the chat's actions) closes it; an inline one (the filters) stays
+  // until its button is pressed again.
   document.addEventListener("click", function (event) {
     openToggles().forEach(function (button) {
       var panel = panelOf(button);
-      if (!panel || panel.getAttribute("data-drawer-kind") !== "overlay") return;
+      var kind = panel && panel.getAttribute("data-drawer-kind");
+      if (kind !== "overlay" && kind !== "menu") return;
       if (panel.contains(event.target) || button.contains(event.target)) return;
       setOpen(button, false, false);
     });

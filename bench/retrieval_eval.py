@@ -48,6 +48,7 @@ milliseconds per search (mean and p95).
 
     .venv/bin/python bench/retrieval_eval.py [BENCHMARK_DIR] [--corpus seed|household|both|third|all]
                                              [--verbose] [--json] [reranker options]
+                                             [--embedding-model NAME] [--variants NAME ...]
 """
 
 from __future__ import annotations
@@ -90,6 +91,11 @@ def main() -> None:
         help="the word-overlap stand-in of tests/fakes/rerank.py (pipeline and ms, not quality)",
     )
     parser.add_argument(
+        "--embedding-model",
+        default="",
+        help="the instance's embedding model (JARVIS_EMBEDDING_MODEL), e.g. use-multilingual-v3",
+    )
+    parser.add_argument(
         "--variants",
         nargs="*",
         default=[],
@@ -98,6 +104,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     VARIANTS_WANTED.extend(args.variants)
+    if args.embedding_model:
+        MODEL_ENV["JARVIS_EMBEDDING_MODEL"] = args.embedding_model
     global RERANKER
     fake = None
     if args.fake_reranker:
@@ -129,6 +137,7 @@ def main() -> None:
 
 
 RERANKER: tuple[str, str, str, str] | None = None
+MODEL_ENV: dict[str, str] = {}  # --embedding-model, set in every throwaway instance
 
 
 def configure_reranker(instance: Instance) -> None:
@@ -173,6 +182,7 @@ def seed_eval(benchmark: Path, *, limit: int, verbose: bool, say) -> dict:
         raise SystemExit(f"no benchmark vault at {vault}: give BENCHMARK_DIR or --corpus household")
     questions = json.loads((benchmark / "golden_questions.json").read_text())
     instance = Instance(vaults_root=vault.parent)
+    instance.env.update(MODEL_ENV)
     try:
         instance.setup()
         instance.manage(
@@ -326,6 +336,7 @@ def household_answers(corpus, questions: list[dict], *, limit: int, say) -> dict
     workdir = Path(tempfile.mkdtemp(prefix="jarvis-household-"))
     vaults = corpus.materialise(workdir / "vaults")
     instance = Instance(vaults_root=vaults)
+    instance.env.update(MODEL_ENV)
     try:
         instance.manage("migrate", "--noinput", "-v", "0")
         for person in corpus.PEOPLE:
@@ -497,6 +508,7 @@ def third_eval(*, limit: int, verbose: bool, say) -> dict:
     vault = (THIRD / "vault").resolve()
     questions = json.loads((THIRD / "questions.json").read_text())
     instance = Instance(vaults_root=vault.parent)
+    instance.env.update(MODEL_ENV)
     try:
         instance.setup()
         instance.manage(

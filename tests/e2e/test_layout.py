@@ -4,7 +4,8 @@ What a person notices: on a phone the conversation, not the chat list, fills
 the screen, and the list and the library's filters open from a button; on a
 laptop the chat's title row (Rename, Pin, Delete) stays in view below the
 header while a reply streams and the window follows it, and the library's
-filters show their whole labels. Real daphne, the fake model server, Chromium.
+filters show their whole labels; on a phone the drafts editor shows the text or
+its preview, one at a time. Real daphne, the fake model server, Chromium.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import re
 import pytest
 
 from apps.chats.models import Chat, Message
+from apps.drafts.services import draft_create
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Source
 from tests.chats import conftest as chat_fixtures
 from tests.e2e.conftest import screenshot
 from tests.fakes.llm import Reply
 from tests.support.browser import collect_errors, sign_in
+from tests.support.processes import daphne_server
 
 pytestmark = pytest.mark.e2e
 
@@ -212,4 +215,54 @@ def test_no_page_is_wider_than_a_phone(page, console_errors, live_server_url, ad
         width = page.evaluate("document.scrollingElement.scrollWidth")
         assert width <= PHONE["width"], f"{path} is {width}px wide"
     screenshot(page, "phone-settings")
+    assert console_errors == []
+
+
+@pytest.fixture
+def drafts_server(transactional_db, tmp_path, settings):
+    settings.DRAFTS_ROOT = tmp_path / "drafts"
+    with daphne_server(JARVIS_DRAFTS_DIR=str(settings.DRAFTS_ROOT)) as url:
+        yield url
+
+
+def test_on_a_phone_the_drafts_editor_toggles_between_editing_and_the_preview(
+    page, console_errors, drafts_server, owner
+):
+    draft = draft_create(
+        owner=owner,
+        title="Letter",
+        filename="letter.md",
+        content="# Letter to the insurer\n\nDear Sir.\n",
+    )
+    page.set_viewport_size(PHONE)
+    sign_in(page, drafts_server)
+    page.goto(f"{drafts_server}/drafts/{draft.pk}/")
+    editor = page.locator("[data-testid=editor]")
+    frame = page.locator("[data-testid=preview-frame]")
+    toggle = page.locator("[data-side-toggle=preview]")
+    # Opened on a phone: the editor, on the first screen, and no preview under it.
+    editor.locator(".CodeMirror").wait_for()
+    assert toggle.get_attribute("aria-pressed") == "false"
+    assert not frame.is_visible()
+    assert box(page, "[data-testid=editor]")["top"] < PHONE["height"]
+
+    # Preview: the rendered text takes the editor's place, on the first screen.
+    toggle.click()
+    assert toggle.get_attribute("aria-pressed") == "true"
+    assert not editor.is_visible()
+    page.frame_locator("[data-testid=preview-frame]").locator("h1").wait_for()
+    assert box(page, "[data-testid=preview-frame]")["top"] < PHONE["height"]
+    assert (
+        page.evaluate(
+            "document.scrollingElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        <= 0
+    )
+    screenshot(page, "phone-drafts-preview")
+
+    # Pressed again: back to editing, the text still there.
+    toggle.click()
+    assert toggle.get_attribute("aria-pressed") == "false"
+    assert editor.is_visible() and not frame.is_visible()
+    assert "Dear Sir." in editor.inner_text()
     assert console_errors == []

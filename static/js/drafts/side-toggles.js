@@ -10,8 +10,14 @@ import { measureAnchors, syncPreview } from "./preview.js";
 import { layout } from "./side.js";
 import { refreshReviewWidth, show } from "./tabs.js";
 
+// The width below which the panes stack (app.css, the drafts' media query).
+var PHONE_QUERY = "(max-width: 56rem)";
+
 export function sideTogglesStart() {
   var side = window.localStorage.getItem(SIDE_KEY);
+  // At phone width the preview replaces the editor (app.css), so a draft
+  // opened there without a remembered choice opens for editing.
+  if (side === null && window.matchMedia(PHONE_QUERY).matches) side = "";
   if (side !== "" && side !== "chat") side = "preview";
   state.side = side;
 

@@ -34,6 +34,12 @@ make_source = chat_fixtures.make_source
 embedder = chat_fixtures.embedder
 boiler_note = boiler_note  # the fixture, used by name below
 
+# Counts the socket's frames, so a test can wait for the first one (the chat as
+# saved when the socket opened) before changing the chat behind the page.
+FRAMES_SEEN = """
+window.__framesSeen = 0;
+document.addEventListener("htmx:wsAfterMessage", () => { window.__framesSeen += 1; });
+"""
 CLOUD_OPTION = "#chat-model option[value='cloud:big']"
 
 
@@ -99,9 +105,12 @@ def test_a_private_chat_switched_to_a_cloud_model_is_told_why_by_the_composer(
     chat, _ = in_a_thread(run_turn, cloud_user, "When was the valve replaced?")
     errors = collect_errors(page)
     sign_in(page, live_server_url)
+    page.add_init_script(FRAMES_SEEN)
     page.goto(f"{live_server_url}/chat/{chat.pk}/")
     stays_on_the_page(page)
-    # Another tab read a local-only note meanwhile: this page still offers the cloud.
+    # The socket has sent the chat as it was; then another tab read a
+    # local-only note: this page still offers the cloud.
+    page.wait_for_function("() => window.__framesSeen > 0")
     Chat.objects.filter(pk=chat.pk).update(private=True)
 
     page.select_option("#chat-model", "cloud:big")
@@ -148,4 +157,26 @@ def test_a_private_chat_on_a_cloud_model_refuses_the_send_by_the_composer(
     page.wait_for_function("() => !document.querySelector('#composer-error [data-testid=refusal]')")
     page.press("#composer-text", "Enter")
     page.locator("[data-testid=answer]", has_text="Priya did.").wait_for()
+    assert real(errors) == []
+
+
+def test_regenerating_on_another_model_moves_the_header_picker_to_it(
+    page, live_server_url, cloud_user, local_model, cloud_model, llm
+):
+    llm.queue(Reply(text="The valve was replaced in October."))
+    chat, _ = in_a_thread(run_turn, cloud_user, "When was the valve replaced?")
+    errors = collect_errors(page)
+    sign_in(page, live_server_url)
+    page.goto(f"{live_server_url}/chat/{chat.pk}/")
+    assert page.locator("#chat-model").input_value() == ""  # the default, local
+    stays_on_the_page(page)
+
+    llm.queue(Reply(text="In October, by Priya."))
+    page.select_option("[data-testid=regenerate-model]", "cloud:big")
+    page.click("[data-testid=regenerate]")
+    page.wait_for_function("() => document.querySelector('#chat-model').value === 'cloud:big'")
+    page.locator("[data-testid=answer]", has_text="In October, by Priya.").wait_for()
+    assert still_the_same_page(page)
+    chat.refresh_from_db()
+    assert chat.model_label == "cloud:big"
     assert real(errors) == []

@@ -15,6 +15,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
@@ -120,7 +121,8 @@ def worker_script() -> str:
         "cache": f"jarvis-shell-{cache_version(urls)}",
         "shell": urls,
         "offline": reverse("core:offline"),
-        "static": static(""),
+        # The prefix itself, not static(""): the manifest storage has no entry for "".
+        "static": settings.STATIC_URL,
     }
     source = _source(WORKER_SOURCE).read_text()
     return f"self.JARVIS_SHELL = {json.dumps(config)};\n{source}"

@@ -147,3 +147,28 @@ def test_the_offline_page_is_the_same_for_everyone_and_holds_nobody(client, owne
     assert not signed_in.cookies
     # Styled like every page: the shell's stylesheets, nothing else to fetch.
     assert "/static/css/tokens.css" in html and "/static/css/app.css" in html
+
+
+def test_in_production_the_worker_and_manifest_name_the_hashed_files(client, tmp_path, settings):
+    # collectstatic's manifest storage gives every file a content-hashed name;
+    # the worker must keep exactly the names pages link, or a page would
+    # fetch past it.
+    paths = {path: path.replace(".", ".0123abcd.", 1) for path in webapp.SHELL}
+    (tmp_path / "staticfiles.json").write_text(
+        json.dumps({"paths": paths, "version": "1.1", "hash": "0"})
+    )
+    settings.STATIC_ROOT = tmp_path
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "apps.core.storage.StaticFilesStorage"},
+    }
+    config = worker_config(client.get("/sw.js").content.decode())
+    assert config["static"] == "/static/"
+    assert "/static/css/app.0123abcd.css" in config["shell"]
+    assert "/static/css/app.css" not in config["shell"]
+    icons = json.loads(client.get("/manifest.webmanifest").content)["icons"]
+    assert {icon["src"] for icon in icons} == {
+        "/static/icons/icon-192.0123abcd.png",
+        "/static/icons/icon-512.0123abcd.png",
+        "/static/icons/icon-maskable-512.0123abcd.png",
+    }

@@ -98,6 +98,13 @@ PACKAGES: dict[str, tuple[str, str, dict[str, str]]] = {
             "LICENSE": "pdfjs/LICENSE",
         },
     ),
+    # For the browser tests only (tests/e2e/test_axe.py): the accessibility
+    # checker run on the main pages. No template loads it.
+    "axe-core": (
+        "axe-core",
+        "4.14.1",
+        {"axe.min.js": "axe-core/axe.min.js", "LICENSE": "axe-core/LICENSE"},
+    ),
 }
 
 

@@ -1,7 +1,7 @@
 """End to end: axe-core (vendored, static/vendor/axe-core/) run in Chromium on
 the main pages finds no control without a name (label, button-name,
 link-name, select-name) and no text below its contrast ratio, in the light and
-the dark theme. Real daphne, the page as a person gets it, axe loaded from
+the dark theme, and at phone width with the Menu and More menus open. Real daphne, the page as a person gets it, axe loaded from
 Jarvis's own static files (the site's CSP allows nothing else)."""
 
 from __future__ import annotations
@@ -90,3 +90,17 @@ def test_the_check_does_see_an_unnamed_button_and_faint_text(page, server, owner
     found = " ".join(violations(page, server))
     assert "button-name:" in found
     assert "color-contrast:" in found
+
+
+def test_at_phone_width_the_open_menus_have_named_links_and_readable_contrast(page, server, owner):
+    chat = Chat.objects.create(owner=owner, title="Boiler service")
+    page.set_viewport_size({"width": 390, "height": 844})
+    sign_in(page, server)
+    page.goto(f"{server}/chat/{chat.pk}/")
+    page.locator("[data-testid=nav-toggle]").click()
+    assert page.locator("#main-nav").is_visible()
+    assert violations(page, server) == []
+    page.keyboard.press("Escape")
+    page.locator("[data-testid=chat-overflow-toggle]").click()
+    assert page.locator("#chat-overflow").is_visible()
+    assert violations(page, server) == []

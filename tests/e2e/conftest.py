@@ -65,12 +65,23 @@ def page(browser):
     context.close()
 
 
-@pytest.fixture
-def live_server_url(transactional_db):
+@pytest.fixture(scope="module")
+def module_daphne(django_db_setup):
+    # One daphne per test module: starting one (Django, the channel layer,
+    # the embedder on first search) took 4-9 s, more than most tests. Each
+    # test still gets an empty database (transactional_db flushes it), and
+    # row ids never repeat across a flush, so nothing a process keeps by id
+    # (a running reply, a socket's chat) can meet the next test's rows. A
+    # test that needs its own server settings starts its own daphne_server().
     from tests.support.processes import daphne_server
 
     with daphne_server() as url:
         yield url
+
+
+@pytest.fixture
+def live_server_url(transactional_db, module_daphne):
+    return module_daphne
 
 
 def screenshot(page, name: str) -> None:

@@ -29,6 +29,12 @@ OFF_SCREEN_JS = """
 }).map((el) => el.tagName + '.' + el.className + ': ' + (el.textContent || '').trim().slice(0, 40))
 """
 
+# Whether the element is what a tap on its middle reaches (not clipped away by
+# a scrolling ancestor, not under something else).
+ON_TOP_JS = """(el) => { el.scrollIntoView({block: 'nearest'}); const r = el.getBoundingClientRect();
+  const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  return !!top && (top === el || el.contains(top)); }"""
+
 
 def test_on_a_phone_the_tokens_table_is_cards_with_revoke_on_screen(page, live_server_url, owner):
     errors = collect_errors(page)
@@ -66,14 +72,15 @@ def test_on_a_phone_the_top_nav_is_a_menu_with_every_item_on_screen(page, live_s
             assert link.is_visible(), path
             box = link.bounding_box()
             assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], path
+            assert page.evaluate(ON_TOP_JS, link.element_handle()), path
         assert page.get_by_role("link", name="Admin").is_visible()
+        screenshot(page, f"phone-nav-open{path.replace('/', '-')}")
         assert page.evaluate(OFF_SCREEN_JS, PHONE["width"]) == [], path
         # Focus went into the menu; Escape closes it and gives focus back.
         assert page.evaluate("document.getElementById('main-nav').contains(document.activeElement)")
         page.keyboard.press("Escape")
         assert not page.locator("#main-nav").is_visible()
         assert page.evaluate("document.activeElement.dataset.testid") == "nav-toggle"
-    screenshot(page, "phone-settings-nav")
 
     # From the keyboard alone: Enter opens it, Tab walks the items, Enter follows one.
     page.locator("[data-testid=nav-toggle]").focus()
@@ -114,6 +121,8 @@ def test_on_a_phone_the_chats_export_pin_and_delete_sit_in_a_more_menu(
         assert control.is_visible(), name
         box = control.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], name
+        # Drawn where it is, not clipped by the header or covered by the page.
+        assert page.evaluate(ON_TOP_JS, control.element_handle()), name
     assert page.evaluate(OFF_SCREEN_JS, PHONE["width"]) == []
     screenshot(page, "phone-chat-more")
     page.keyboard.press("Escape")

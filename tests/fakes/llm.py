@@ -101,6 +101,9 @@ class Reply:
     # gives up (a server stuck after accepting the request).
     body: str | None = None
     hang_after_headers: bool = False
+    # A test's gate: the last counted piece waits until this Event is set, so a
+    # test can look at a reply mid-stream however fast or slow the machine is.
+    hold_last_until: threading.Event | None = None
 
     @property
     def piece_chars(self) -> int:
@@ -295,6 +298,11 @@ class _Handler(BaseHTTPRequestHandler):
                     raise _ClientGone
                 time.sleep(min(left, 0.05))  # the client sent more (unexpected): just wait
 
+    def wait_for(self, event: threading.Event) -> None:
+        """Wait until `event` is set, noticing a client that disconnects meanwhile."""
+        while not event.is_set():
+            self.pause_until(time.monotonic() + 0.05)
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -428,6 +436,8 @@ class _FakeLLM(ServedFake):
             if counts:
                 if sent and reply.piece_delay:
                     handler.pause_until(first + sent * reply.piece_delay)
+                if position == last and reply.hold_last_until is not None:
+                    handler.wait_for(reply.hold_last_until)
                 sent += 1
                 seen.pieces_sent = sent
             handler.write_chunk(data)

@@ -31,6 +31,8 @@ import logging
 import os
 import shutil
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -59,6 +61,70 @@ MAX_TOKENS = 256
 # KNN scan that follows. Queries get their own one-thread session (one more
 # copy of the model in memory: 23 MB for the int8 default).
 QUERY_THREADS = 1
+
+
+# The two lanes of passage embedding (EmbeddingTurnstile): an upload or an
+# added page is someone waiting for it; a folder sync or a reindex is not.
+INTERACTIVE = "interactive"
+BULK = "bulk"
+
+
+class EmbeddingTurnstile:
+    """One passage-embedding call at a time in this process, interactive first.
+
+    The model already runs one call at a time (the CPU is the limit), but a
+    plain lock is not fair: a sync's thread releases it and takes it again
+    before an upload's thread wakes, so an upload could wait behind a whole
+    vault. Here a bulk call starts only when no interactive call is waiting,
+    so an upload waits behind at most the one bulk batch already running
+    (callers keep bulk batches small: apps.library.ingest.pipeline.BULK_SLICE)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._busy = False
+        self._waiting = {INTERACTIVE: 0, BULK: 0}
+
+    @contextmanager
+    def turn(self, lane: str = INTERACTIVE) -> Iterator[None]:
+        if lane not in self._waiting:
+            raise ValueError(f"unknown embedding lane {lane!r}")
+        with self._changed:
+            self._waiting[lane] += 1
+            self._changed.notify_all()  # observers (wait_for_waiting) see the arrival
+            try:
+                if lane == INTERACTIVE:
+                    self._changed.wait_for(lambda: not self._busy)
+                else:
+                    self._changed.wait_for(
+                        lambda: not self._busy and not self._waiting[INTERACTIVE]
+                    )
+            finally:
+                self._waiting[lane] -= 1
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._busy = False
+                self._changed.notify_all()
+
+    def _bulk_may_start(self) -> bool:
+        return not self._busy and not self._waiting[INTERACTIVE]
+
+    def waiting(self, lane: str) -> int:
+        with self._changed:
+            return self._waiting[lane]
+
+    def wait_for_waiting(self, lane: str, count: int = 1, timeout: float | None = None) -> bool:
+        """Block until `count` callers of `lane` wait for their turn (tests and
+        benchmarks use it to act at a known point, not after a guessed delay)."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._waiting[lane] >= count, timeout)
+
+
+# The process-wide turnstile every passage embedding goes through
+# (apps.library.ingest.pipeline.embed_in_slices, apps.library.index.reindex).
+turnstile = EmbeddingTurnstile()
 
 
 class Embedder(Protocol):

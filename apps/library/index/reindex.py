@@ -17,7 +17,13 @@ from django.utils import timezone
 
 from apps.core.errors import Conflict
 from apps.library.index import tables
-from apps.library.index.embeddings import Embedder, configured_model, get_embedder
+from apps.library.index.embeddings import (
+    BULK,
+    Embedder,
+    configured_model,
+    get_embedder,
+    turnstile,
+)
 from apps.library.models import Chunk, IndexState
 
 logger = logging.getLogger(__name__)
@@ -96,9 +102,10 @@ def _fill(generation: int, state: IndexState, embedder, progress, after: int = 0
         todo = [c for c in batch if c.id not in present]
         if not todo:
             continue
-        vectors = embedder.embed_passages(
-            [tables.embed_text(c.header, c.section, c.text) for c in todo]
-        )
+        with turnstile.turn(BULK):  # an upload meanwhile goes first (EmbeddingTurnstile)
+            vectors = embedder.embed_passages(
+                [tables.embed_text(c.header, c.section, c.text) for c in todo]
+            )
         target = IndexState(
             code_bits=state.code_bits,
             code_seed=state.code_seed,

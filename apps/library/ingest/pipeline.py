@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from apps.library.formats import format_of
 from apps.library.index import tables
-from apps.library.index.embeddings import Embedder
+from apps.library.index.embeddings import BULK, INTERACTIVE, Embedder, turnstile
 from apps.library.ingest.parsing.limits import ParseLimits, check_input
 from apps.library.ingest.parsing.types import (
     ChunkDraft,
@@ -168,19 +168,34 @@ def prepare(parsed: ParsedDocument, title: str) -> list[tables.PreparedChunk]:
 # Passages per embedding call when progress is reported: a large document's
 # page says how far embedding has got, and a cancel is noticed between slices.
 EMBED_SLICE = 256
+# Passages per embedding call in the bulk lane (a folder sync, a reindex): an
+# upload waits behind at most one of these (EmbeddingTurnstile), about a
+# second of the default model on two cores.
+BULK_SLICE = 64
 
 
 def embed_in_slices(
-    embedder: Embedder, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+    embedder: Embedder,
+    texts: Sequence[str],
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    lane: str = INTERACTIVE,
 ) -> list:
-    """The vectors of `texts`; with `progress`, embedded EMBED_SLICE at a time
-    and `progress(done, total)` called after each slice (it may raise to stop)."""
-    if progress is None or len(texts) <= EMBED_SLICE:
-        return list(embedder.embed_passages(list(texts)))
+    """The vectors of `texts`, each call taking its turn in `lane` (bulk work
+    yields to interactive work between slices: EmbeddingTurnstile). With
+    `progress`, embedded EMBED_SLICE at a time and `progress(done, total)`
+    called after each slice (it may raise to stop); the bulk lane is always
+    sliced, BULK_SLICE at a time."""
+    size = BULK_SLICE if lane == BULK else EMBED_SLICE
+    if len(texts) <= size or (progress is None and lane != BULK):
+        with turnstile.turn(lane):
+            return list(embedder.embed_passages(list(texts)))
     vectors: list = []
-    for start in range(0, len(texts), EMBED_SLICE):
-        vectors.extend(embedder.embed_passages(list(texts[start : start + EMBED_SLICE])))
-        progress(len(vectors), len(texts))
+    for start in range(0, len(texts), size):
+        with turnstile.turn(lane):
+            vectors.extend(embedder.embed_passages(list(texts[start : start + size])))
+        if progress is not None:
+            progress(len(vectors), len(texts))
     return vectors
 
 
@@ -190,9 +205,10 @@ def embed_missing(
     embedder: Embedder,
     source: Source,
     progress: Callable[[int, int], None] | None = None,
+    lane: str = INTERACTIVE,
 ) -> int:
     """Fill in vectors, reusing the source's stored ones for unchanged text.
-    Returns how many were computed. `progress`: see embed_in_slices."""
+    Returns how many were computed. `progress`, `lane`: see embed_in_slices."""
     among = Chunk.objects.filter(document__source=source)
     known = tables.known_vectors((p.text_hash for p in prepared), among=among)
     todo: dict[str, list[tables.PreparedChunk]] = {}
@@ -204,7 +220,7 @@ def embed_missing(
     if todo:
         firsts = [group[0] for group in todo.values()]
         texts = [tables.embed_text(p.header, p.draft.section, p.draft.text) for p in firsts]
-        vectors = embed_in_slices(embedder, texts, progress)
+        vectors = embed_in_slices(embedder, texts, progress, lane=lane)
         for group, vector in zip(todo.values(), vectors, strict=True):
             for p in group:
                 p.vector = vector

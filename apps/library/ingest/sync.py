@@ -37,7 +37,7 @@ from django.db import transaction
 from apps.core.errors import Refused
 from apps.core.locks import Busy, process_lock
 from apps.library.index import fts, tables
-from apps.library.index.embeddings import Embedder, get_embedder
+from apps.library.index.embeddings import BULK, Embedder, get_embedder
 from apps.library.ingest import versions
 from apps.library.ingest.embeds import add_embedded_passages
 from apps.library.ingest.isolated import (
@@ -411,6 +411,7 @@ class _Sync:
                 [p for item in pending for p in item.prepared],
                 embedder=self.embedder,
                 source=self.source,
+                lane=BULK,  # an upload meanwhile goes first, between slices
             )
         except Exception as exc:  # the model failed: these files wait for the next sync
             logger.exception("embedding failed during sync of source %s", self.source.pk)

@@ -50,13 +50,19 @@ def page(browser, tmp_path):
 
 
 # Resolves once a worker controls the page (clients.claim() hands it over).
+# evaluate() has no timeout of its own: a worker that never comes fails the
+# test instead of hanging it.
 CONTROLLED = """async () => {
   const container = navigator.serviceWorker;
-  await container.ready;
-  if (!container.controller) {
-    await new Promise((done) => container.addEventListener("controllerchange", done, {once: true}));
-  }
-  return container.controller.scriptURL;
+  const controlled = (async () => {
+    await container.ready;
+    if (!container.controller) {
+      await new Promise((done) => container.addEventListener("controllerchange", done, {once: true}));
+    }
+    return container.controller.scriptURL;
+  })();
+  const never = new Promise((_, fail) => setTimeout(() => fail(new Error("no worker took the page")), 30000));
+  return Promise.race([controlled, never]);
 }"""
 
 

@@ -34,11 +34,15 @@ make_source = chat_fixtures.make_source
 embedder = chat_fixtures.embedder
 boiler_note = boiler_note  # the fixture, used by name below
 
-# Counts the socket's frames, so a test can wait for the first one (the chat as
-# saved when the socket opened) before changing the chat behind the page.
+# Counts the chat socket's frames, so a test can wait for the first one (the
+# chat as saved when the socket opened) before changing the chat behind the
+# page. Only the chat's: the header's /ws/ping/ socket (notices) is an htmx
+# socket too, and its frame can come first.
 FRAMES_SEEN = """
 window.__framesSeen = 0;
-document.addEventListener("htmx:wsAfterMessage", () => { window.__framesSeen += 1; });
+document.addEventListener("htmx:wsAfterMessage", (event) => {
+  if (event.target.closest('[ws-connect^="/ws/chats/"]')) window.__framesSeen += 1;
+});
 """
 CLOUD_OPTION = "#chat-model option[value='cloud:big']"
 

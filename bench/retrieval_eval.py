@@ -185,6 +185,7 @@ def seed_eval(benchmark: Path, *, limit: int, verbose: bool, say) -> dict:
     instance.env.update(MODEL_ENV)
     try:
         instance.setup()
+        _choose_model(instance)
         instance.manage(
             "kb",
             "sources",
@@ -339,6 +340,7 @@ def household_answers(corpus, questions: list[dict], *, limit: int, say) -> dict
     instance.env.update(MODEL_ENV)
     try:
         instance.manage("migrate", "--noinput", "-v", "0")
+        _choose_model(instance)
         for person in corpus.PEOPLE:
             instance.add_user(person)  # household members, as `users add` makes them
         for folder in corpus.FOLDERS:
@@ -511,6 +513,7 @@ def third_eval(*, limit: int, verbose: bool, say) -> dict:
     instance.env.update(MODEL_ENV)
     try:
         instance.setup()
+        _choose_model(instance)
         instance.manage(
             "kb", "sources", "add", "--owner", "bench", "--name", "tasks", "--path", str(vault)
         )
@@ -612,6 +615,14 @@ def variant_answers(instance: Instance, user: str, queries: Path, limit: int, pa
     )
     lines = instance.manage("shell", "-c", code).splitlines()
     return [json.loads(line) for line in lines if line.startswith("{")]
+
+
+def _choose_model(instance: Instance) -> None:
+    """A fresh instance's index is made with the default model by its
+    migrations; with --embedding-model it is switched (it is empty, so this
+    re-embeds nothing) before anything is synced."""
+    if MODEL_ENV:
+        instance.manage("reindex")
 
 
 def _queries_file(instance: Instance, name: str, questions: list[str]) -> Path:

@@ -36,7 +36,7 @@ class CollectionForm(forms.Form):
         required=False,
         label="Projects folders",
         help_text="Each note there is a project in your project registry "
-        "(so is any note with `type: project` in its frontmatter).",
+        "(so is any note whose frontmatter says type: project).",
     )
     ocr_languages = forms.CharField(
         required=False,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.template import Context, Template
+from django.utils import timezone
 
 from apps.core.templatetags.jarvis import field_label, filesize
 
@@ -46,3 +49,9 @@ def test_pages_for_people_name_no_commands_or_doc_files(client, owner, settings)
         assert "manage.py" not in html.replace("manage.py mcp", "")  # an app's own launch line
         assert "docs/" not in html
     assert "Ask an admin of this Jarvis" in pages[0]
+
+
+def test_a_moment_ago_is_just_now_not_zero_minutes():
+    now = timezone.now()
+    assert render("{{ t|ago }}", t=now - timedelta(seconds=20)) == "just now"
+    assert render("{{ t|ago }}", t=now - timedelta(minutes=5, seconds=3)) == "5\xa0minutes ago"

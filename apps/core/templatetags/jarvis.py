@@ -10,6 +10,7 @@ from django.utils import timezone
 from django.utils.dateformat import format as date_format
 from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString
+from django.utils.timesince import timesince
 
 from apps.core import escapes
 from apps.core.jobs import run_title
@@ -100,6 +101,17 @@ def when(value) -> str:
     if isinstance(value, date):
         return value.isoformat()
     return str(value)
+
+
+@register.filter
+def ago(value) -> str:
+    """How long ago, as a list of recent things says it: "just now" under a
+    minute (Django's timesince alone says "0 minutes"), else "5 minutes ago"."""
+    if not value:
+        return ""
+    if (timezone.now() - value).total_seconds() < 60:
+        return "just now"
+    return f"{timesince(value)} ago"
 
 
 @register.filter

@@ -5,7 +5,7 @@ from apps.library.ingest.sync import source_sync
 from apps.library.search import search
 
 
-def test_the_first_results_are_one_passage_of_each_matching_note(
+def test_one_note_with_many_matching_passages_does_not_fill_the_first_results(
     owner, vault, make_source, embedder
 ):
     sections = "\n\n".join(
@@ -20,10 +20,9 @@ def test_the_first_results_are_one_passage_of_each_matching_note(
 
     found = search(user=owner, query="boiler pressure", limit=3, embedder=embedder).results
 
-    assert sorted(r.path for r in found) == [
-        "home/boiler-log.md",
-        "home/flat.md",
-        "home/insurance.md",
-    ]
+    # The log is the note about it, and first; six passages of it saying the
+    # same do not fill the list: another note has a place in the first three.
+    assert found[0].path == "home/boiler-log.md"
+    assert {"home/flat.md", "home/insurance.md"} & {r.path for r in found}
     more = search(user=owner, query="boiler pressure", limit=5, embedder=embedder).results
     assert [r.path for r in more].count("home/boiler-log.md") == 2  # the per-note cap still holds

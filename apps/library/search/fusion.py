@@ -10,8 +10,10 @@ and an "about" ranking orders the leading documents by how close the
 question is to what the note is about as a whole (the centroid of its
 passages' vectors, already stored: nothing new is embedded). The documents'
 reciprocal ranks (a small k: the first places matter most) give their order.
-The best passage of each document comes out in that order, the other
-passages after, in their fused order. Measured on the three
+That order (each document's best passage in it, the other passages after)
+and the fused passage order are fused once more, by rank, so a note high on
+both comes first and a strong note's second passage still beats a weak
+note's only one. Measured on the three
 corpora in docs/library.md ("Search")."""
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ DOC_WEIGHTS = {"keyword": 0.5, "semantic": 1.0, "record": 1.0, "about": 1.0, "pa
 ABOUT_DOCUMENTS = 20  # leading documents whose centroid is compared with the question
 
 
-ABOUT_MIN_PASSAGES = 2  # the centroid of a one-passage note is the semantic leg again
+# A one-passage note is about what its passage says; leaving such notes out
+# of the about ranking cost every short note that vote (a one-line "Boiler
+# service" note fell below a house-rules note that mentions the boiler).
+ABOUT_MIN_PASSAGES = 1
 
 
 ABOUT_PASSAGES = 32  # passages (the first, in order) a document's centroid is made of
@@ -89,8 +94,17 @@ def documents_first(
             firsts[doc] = entry
         else:
             rest.append(entry)
-    reordered = sorted(firsts.values(), key=lambda e: order.get(document_of[e[0]], len(order)))
-    reordered += rest
+    by_documents = sorted(firsts.values(), key=lambda e: order.get(document_of[e[0]], len(order)))
+    by_documents += rest
+    # The two orders are fused, not one put over the other: all the firsts
+    # before any second passage put a weak note's only passage above a strong
+    # note's second one (a highlight below a stranger's note).
+    place = {entry[0]: rank for rank, entry in enumerate(by_documents, start=1)}
+    reciprocal = {
+        entry[0]: 1 / (DOC_RRF_K + rank) + 1 / (DOC_RRF_K + place[entry[0]])
+        for rank, entry in enumerate(fused, start=1)
+    }
+    reordered = sorted(fused, key=lambda e: -reciprocal[e[0]])
     scores = [score for _, score, _ in fused]
     return [(cid, score, legs) for (cid, _, legs), score in zip(reordered, scores, strict=True)]
 

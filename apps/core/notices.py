@@ -30,6 +30,7 @@ from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from apps.core.ids import parse_ids
 from apps.core.models import Notice
 
 logger = logging.getLogger(__name__)
@@ -185,7 +186,12 @@ def toast_with(user, notice_id: int) -> NoticeGroup | None:
 
 
 def notices_seen(*, user, ids: list[int]) -> int:
-    """Mark the person's own notices seen; how many were unseen until now."""
+    """Mark the person's own notices seen; how many were unseen until now.
+    Ids that no row can have (from a URL or a page's post) are left out here,
+    before the query: an id past SQLite's 64 bits would be a 500."""
+    ids = parse_ids(ids)
+    if not ids:
+        return 0
     return Notice.objects.filter(pk__in=ids, user=user, dismissed_at=None).update(
         dismissed_at=timezone.now()
     )

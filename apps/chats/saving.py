@@ -101,9 +101,15 @@ class Saver:
         self.task: asyncio.Task | None = None
 
     def add(self, generation: Generation) -> None:
+        loop = asyncio.get_running_loop()
+        if self.task is not None and (self.task.done() or self.task.get_loop() is not loop):
+            # A batch of an event loop that has ended (the CLI and the tests
+            # run one loop after another): it will never write, and while it
+            # is held no new batch would be started, so no reply is saved.
+            self.due, self.task = {}, None
         self.due[generation.pk] = generation
         if self.task is None:
-            self.task = asyncio.get_running_loop().create_task(self._write())
+            self.task = loop.create_task(self._write())
             self.task.add_done_callback(_log_failed_save)
         # The final save waits for the batch this reply is in (runner.run).
         generation.save_task = self.task

@@ -342,3 +342,29 @@ def test_a_streaming_reply_is_saved_as_it_goes_and_a_late_batch_changes_nothing(
                             final=False, index=False)  # fmt: skip
     saving.save_batch([stale])
     assert row()["status"] == "done"
+
+
+def test_a_batch_left_by_an_ended_event_loop_does_not_stop_later_saves(monkeypatch):
+    # The CLI and the tests run one event loop after another: a batch still
+    # gathering when its loop ended must not keep every later reply unsaved.
+    from types import SimpleNamespace
+
+    from asgiref.sync import async_to_sync
+
+    from apps.chats import saving
+
+    written = []
+    monkeypatch.setattr(saving, "snapshot", lambda generation: generation.pk)
+    monkeypatch.setattr(saving, "save_batch", written.append)
+    saver = saving.Saver()
+
+    async def leave_a_batch_gathering():
+        saver.add(SimpleNamespace(pk=1, save_task=None))
+
+    async def save_another():
+        saver.add(SimpleNamespace(pk=2, save_task=None))
+        await saver.task
+
+    async_to_sync(leave_a_batch_gathering)()
+    async_to_sync(save_another)()
+    assert written == [[2]]

@@ -167,7 +167,9 @@ def test_accept_one_change_reject_the_other_then_restore_the_original(
     page.click("[data-pane=chat] [data-testid=send]")
     review_link = page.locator("[data-pane=chat] [data-testid=review-link]")
     page.locator(".drafts-tab .drafts-pending-mark").wait_for()  # ✎ on the tab, live
-    assert "suggested 2 changes" in page.locator("[data-testid=offer]").inner_text()
+    # The offer names the count once the proposal's details arrive (until
+    # then it says "suggested changes"): wait for it rather than read once.
+    page.locator("[data-testid=offer]", has_text="suggested 2 changes").wait_for()
     review_link.wait_for()
     screenshot(page, "drafts-suggestion-waiting")
     assert page.locator("[data-file='letter.md'] [data-pending-mark]").is_visible()

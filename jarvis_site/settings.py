@@ -142,6 +142,9 @@ INSTALLED_APPS = [
     "apps.digest",
     "apps.agents",
     "apps.mcp",
+    "apps.websearch",
+    "apps.toolbox",
+    "apps.voice",
     "apps.demo",
 ]
 

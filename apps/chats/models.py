@@ -131,6 +131,10 @@ class PendingAction(models.Model):
         APPROVE_TOOLS = "approve_tools", "Approve tool calls"
         # The model proposes a memory; only the person's Keep stores it.
         REMEMBER = "remember", "Remember something"
+        # The model asks the person one or more questions; the reply waits for the answers.
+        ASK_USER = "ask_user", "Questions for you"
+        # A private chat's web search: the query is shown before anything leaves the house.
+        WEB_SEARCH = "web_search", "Search the web"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting for you"

@@ -12,7 +12,9 @@ A hook's context may also carry "composer_placeholder", the words in the
 message box for that kind of chat, and "empty_state" ({title, text}), what a
 chat of that kind says before its first message. Slots: "head" (stylesheets and scripts,
 in <head>), "sidebar" (under "New chat"), "tools" (the chat's header),
-"panel" (beside the conversation on a wide screen, below it on a narrow one).
+"panel" (beside the conversation on a wide screen, below it on a narrow one),
+"composer" (buttons in the message box's bar, before Send: voice, the web toggle;
+a field named there is posted with the message).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from apps.accounts.models import User
 from apps.chats.models import Chat
 
-SLOTS = ("head", "sidebar", "tools", "panel")
+SLOTS = ("head", "sidebar", "tools", "panel", "composer")
 
 
 @dataclass(frozen=True)

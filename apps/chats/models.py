@@ -20,6 +20,41 @@ from django.db import models
 from django.utils import timezone
 
 
+class Folder(models.Model):
+    """A person's folder of chats in the sidebar. Deleting one puts its chats
+    back at the top level (Chat.folder is SET_NULL); `collapsed` is kept here,
+    not in the browser, so it survives a second device."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_folders"
+    )
+    name = models.CharField(max_length=80)
+    order = models.PositiveIntegerField(default=0)
+    collapsed = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["order", "name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class StartingPoint(models.Model):
+    """A prompt offered on every person's new-chat screen, edited by an admin
+    (the person's own recent notes and projects are offered beside them)."""
+
+    text = models.CharField(max_length=300)
+    order = models.PositiveIntegerField(default=0)
+    enabled = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["order", "id"]
+
+    def __str__(self) -> str:
+        return self.text
+
+
 class Chat(models.Model):
     class Kind(models.TextChoices):
         NORMAL = "normal", "Chat"
@@ -35,6 +70,10 @@ class Chat(models.Model):
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.NORMAL)
     title = models.CharField(max_length=200, blank=True)
     pinned = models.BooleanField(default=False)
+    # The sidebar folder the person put it in (None: the top level).
+    folder = models.ForeignKey(
+        Folder, null=True, blank=True, on_delete=models.SET_NULL, related_name="chats"
+    )
     # Set the first time local-only content enters the chat; never unset:
     # a private chat may only continue on a local model.
     private = models.BooleanField(default=False)

@@ -8,6 +8,11 @@ call is ASK, one approval card lists the round's calls with their arguments,
 the reply waits (status "waiting", which survives a restart), and the turn
 goes on when the person answers: approved calls run, denied ones reach the
 model as "denied by the person". Stop answers a waiting card as denied.
+
+The same waiting carries the model's questions (apps.chats.tools.ask): a
+round with `ask_user` calls waits on one question card instead, and on
+resume each of those calls is "answered" with the person's answers as its
+result. Stop closes that card unanswered.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ from apps.llm import ToolCall
 
 DENIED = "Denied by the person: this call did not run. Do not retry it unless they ask."
 STOPPED_NOTE = "Stopped: the calls waiting for approval were denied."
+ASK_STOPPED_NOTE = "Stopped: the questions were not answered."
+# The cards a reply can wait on; the newest one answered carries the round on.
+WAITING_KINDS = (PendingAction.Kind.APPROVE_TOOLS, PendingAction.Kind.ASK_USER)
 
 
 class Verdict(StrEnum):
@@ -33,6 +41,8 @@ class Verdict(StrEnum):
     ASK = "ask"
     REFUSE = "refuse"
     DENIED = "denied"  # asked, and the person said no
+    QUESTION = "question"  # an ask_user call: the round waits on the question card
+    ANSWERED = "answered"  # the person answered it: `result` is the tool result
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,7 @@ class Decision:
     # What the card and the activity list show of the call (the policy's words:
     # the tool, the whole command, the file and its change); {} shows the raw call.
     details: dict = field(default_factory=dict)
+    result: str = ""  # ANSWERED: what the call returns (the person's answers)
 
 
 class UnknownCall(Refused):
@@ -141,11 +152,11 @@ def waiting_card(message: Message) -> PendingAction | None:
 
 
 def answered_card(message_id: int) -> PendingAction:
-    """The approval card of `message_id` the person answered last."""
+    """The card of `message_id` (approval or questions) the person answered last."""
     return (
         PendingAction.objects.filter(
             message_id=message_id,
-            kind=PendingAction.Kind.APPROVE_TOOLS,
+            kind__in=WAITING_KINDS,
             status=PendingAction.Status.DONE,
         )
         .order_by("-pk")
@@ -155,17 +166,23 @@ def answered_card(message_id: int) -> PendingAction:
 
 def answered_round(card: PendingAction) -> tuple[list[ToolCall], list[Decision]]:
     """The card's calls as the model made them, with what now happens to each:
-    asked calls run if approved and are denied otherwise; the rest keep the
-    verdict they had (run, or refused with its reason)."""
+    asked calls run if approved and are denied otherwise; questions are
+    answered with the person's answers; the rest keep the verdict they had
+    (run, or refused with its reason)."""
     calls, decisions = [], []
+    results = card.payload.get("results", {})
     for saved in card.payload["calls"]:
         calls.append(ToolCall(saved["id"], saved["name"], saved["arguments"]))
-        verdict = Verdict(saved["verdict"])
+        verdict, result = Verdict(saved["verdict"]), ""
         if verdict == Verdict.ASK:
             approved = card.payload["answers"].get(saved["id"], False)
             verdict = Verdict.RUN if approved else Verdict.DENIED
+        elif verdict == Verdict.QUESTION:
+            verdict, result = Verdict.ANSWERED, results.get(saved["id"], "")
         decisions.append(
-            Decision(verdict, saved["reason"], saved["note"], saved.get("details") or {})
+            Decision(
+                verdict, saved["reason"], saved["note"], saved.get("details") or {}, result
+            )
         )
     return calls, decisions
 
@@ -229,17 +246,29 @@ def approvals_resolve(
 
 
 def approvals_stop(*, message: Message) -> bool:
-    """Stop on a reply that waits for approval: its card is answered "denied"
-    and the reply ends. False when the reply was not waiting."""
+    """Stop on a reply that waits for the person: an approval card is
+    answered "denied", a question card is closed unanswered, and the reply
+    ends. False when the reply was not waiting."""
     with transaction.atomic():
-        card = waiting_card(message)
+        message = Message.objects.select_for_update().get(pk=message.pk)
+        card = (
+            message.actions.select_for_update()
+            .filter(kind__in=WAITING_KINDS, status=PendingAction.Status.PENDING)
+            .order_by("-pk")
+            .first()
+        )
         if card is None or message.status != Message.Status.WAITING:
             return False
-        asked = [c["id"] for c in card.payload["calls"] if c["verdict"] == Verdict.ASK]
-        card.payload = _answered(card.payload, dict.fromkeys(asked, False))
+        if card.kind == PendingAction.Kind.APPROVE_TOOLS:
+            asked = [c["id"] for c in card.payload["calls"] if c["verdict"] == Verdict.ASK]
+            card.payload = _answered(card.payload, dict.fromkeys(asked, False))
+            note = STOPPED_NOTE
+        else:
+            card.payload = {**card.payload, "stopped": True}
+            note = ASK_STOPPED_NOTE
         card.status = PendingAction.Status.DISMISSED
         card.save(update_fields=["payload", "status"])
         message.status = Message.Status.STOPPED
-        message.notes = [*message.notes, STOPPED_NOTE]
+        message.notes = [*message.notes, note]
         message.save(update_fields=["status", "notes"])
     return True

@@ -54,6 +54,9 @@ async def run_calls(
                 entry["seconds"] = round(time.monotonic() - started, 2)
             elif decision.verdict == Verdict.DENIED:
                 content, is_error = DENIED, True
+            elif decision.verdict == Verdict.ANSWERED:
+                # An ask_user call: its result is what the person wrote on the card.
+                content, is_error = decision.result, False
             else:
                 content, is_error = f"Refused: {decision.reason}", True
         except tools.PrivacyStop as stop:
@@ -101,13 +104,24 @@ def _shown_result(content: str, *, detailed: bool) -> tuple[str, int]:
 
 
 async def wait_for_approval(
-    generation: Generation, ctx, calls: list[ToolCall], decisions: list[Decision]
+    generation: Generation,
+    ctx,
+    calls: list[ToolCall],
+    decisions: list[Decision],
+    *,
+    questions: list[dict] | None = None,
 ) -> None:
-    """Show one card listing the round's calls and let the reply wait: nothing
-    of the round runs until the person answers (apps.chats.approvals)."""
+    """Show one card for the round and let the reply wait: nothing of the
+    round runs until the person answers (apps.chats.approvals). With
+    `questions` it is the round's question card (apps.chats.tools.ask)
+    rather than an approval card; the round rides on it the same way."""
     payload = card_payload(calls, decisions, ctx.state())
+    kind = PendingAction.Kind.APPROVE_TOOLS
+    if questions:
+        kind = PendingAction.Kind.ASK_USER
+        payload = {**payload, "questions": questions, "results": {}}
     card = await sync_to_async(PendingAction.objects.create, thread_sensitive=False)(
-        message_id=generation.pk, kind=PendingAction.Kind.APPROVE_TOOLS, payload=payload
+        message_id=generation.pk, kind=kind, payload=payload
     )
     generation.actions.append(card)
     generation.status = Message.Status.WAITING

@@ -23,7 +23,7 @@ from dataclasses import fields
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from apps.chats import approvals, citations, refusals, rounds, setup, tools
+from apps.chats import approvals, citations, frames, refusals, rounds, setup, tools
 from apps.chats.attachments import attachment_ids, pending_attachments
 from apps.chats.attribution import ATTRIBUTED_NOTE, attribute
 from apps.chats.compaction import maybe_compact
@@ -35,6 +35,7 @@ from apps.chats.pages import chat_header_frame
 from apps.chats.reply import Reply
 from apps.chats.saving import SAVER, maybe_save, save, snapshot
 from apps.chats.text_calls import calls_in_text, repeating
+from apps.chats.tools import ask
 from apps.chats.usage import chat_usage_line
 from apps.llm import (
     Finished,
@@ -85,6 +86,28 @@ async def reply_resume(message_id: int) -> Generation:
 
 def _saved_reply(message_id: int) -> Reply:
     return Reply.of(Message.objects.get(pk=message_id))
+
+
+async def reply_stop_waiting(message_id: int) -> bool:
+    """Stop a reply that waits for the person (no task runs it): its card is
+    closed (apps.chats.approvals.approvals_stop) and every open tab of the
+    chat is told at once, so the card reads "stopped" and Stop turns back
+    into Send. False when it was not waiting."""
+    stopped = await sync_to_async(_stop_waiting, thread_sensitive=False)(message_id)
+    if stopped is None:
+        return False
+    chat_id, html = stopped
+    REGISTRY.publish(chat_id, html)
+    return True
+
+
+def _stop_waiting(message_id: int) -> tuple[int, str] | None:
+    message = Message.objects.get(pk=message_id)
+    if not approvals.approvals_stop(message=message):
+        return None
+    reply = Reply.of(Message.objects.get(pk=message_id))
+    reply.chat_usage = chat_usage_line(reply.chat_id)
+    return reply.chat_id, frames.render_blocks(reply, composer=True)
 
 
 async def run(generation: Generation, *, resume: bool = False) -> None:
@@ -325,8 +348,12 @@ async def _tool_loop(generation, turn, ctx, conversation, specs):
             generation.touch("notes")
             return blocks
         decisions = await sync_to_async(approvals.decide, thread_sensitive=False)(turn.chat, calls)
-        if any(d.verdict == approvals.Verdict.ASK for d in decisions):
-            await rounds.wait_for_approval(generation, ctx, calls, decisions)
+        # The model's questions (ask_user) put the round on one card for the person.
+        decisions, questions = ask.round_questions(ctx, calls, decisions)
+        if questions or any(d.verdict == approvals.Verdict.ASK for d in decisions):
+            await rounds.wait_for_approval(
+                generation, ctx, calls, decisions, questions=questions
+            )
             return None
         results = await rounds.run_calls(generation, turn, ctx, calls, decisions)
         if results is None:

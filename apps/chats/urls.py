@@ -1,6 +1,7 @@
 from django.urls import path
 
-from apps.chats import views
+from apps.chats import ask_views, views
+from apps.chats import folder_views
 
 app_name = "chats"
 
@@ -12,6 +13,12 @@ urlpatterns = [
     path("attach/", views.attach, name="attach"),
     path("action/<id:pk>/", views.action, name="action"),
     path("approval/<id:pk>/", views.approval, name="approval"),
+    path("ask/<id:pk>/", ask_views.answer, name="ask_answer"),
+    path("folders/", folder_views.folder_create, name="folder_create"),
+    path("folders/<id:pk>/rename/", folder_views.folder_rename, name="folder_rename"),
+    path("folders/<id:pk>/delete/", folder_views.folder_delete, name="folder_delete"),
+    path("folders/<id:pk>/collapse/", folder_views.folder_collapse, name="folder_collapse"),
+    path("<id:pk>/folder/", folder_views.chat_move, name="chat_move"),
     path("<id:pk>/", views.detail, name="detail"),
     path("<id:pk>/send/", views.send, name="send"),
     path("<id:pk>/stop/<id:message_id>/", views.stop, name="stop"),

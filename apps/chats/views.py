@@ -18,12 +18,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.chats import approvals, attachments, frames, services
 from apps.chats.export import chat_markdown, export_filename
+from apps.chats.folders import sidebar_context
 from apps.chats.history import search_chats
 from apps.chats.live import REGISTRY, setup_slot
 from apps.chats.models import Chat, Message, PendingAction
 from apps.chats.pages import chat_header_context, chat_page_context, conversation_context
 from apps.chats.reply import Reply
-from apps.chats.runner import reply_resume, reply_start
+from apps.chats.runner import reply_resume, reply_start, reply_stop_waiting
 from apps.chats.selectors import approval_card_for, chats_of, get_chat_for
 from apps.core.errors import Conflict, JarvisError
 from apps.core.ids import parse_id, parse_ids
@@ -216,9 +217,9 @@ async def stop(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
     if not exists:
         raise Http404
     if not REGISTRY.cancel(message_id):
-        # Not running here: a reply waiting for approval stops with its calls denied.
-        message = await sync_to_async(Message.objects.get)(pk=message_id)
-        await sync_to_async(approvals.approvals_stop)(message=message)
+        # Not running here: a reply waiting for approval stops with its calls
+        # denied (or its questions unanswered), and the open tabs are told.
+        await reply_stop_waiting(message_id)
     return HttpResponse(status=204)
 
 
@@ -418,7 +419,10 @@ def search(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:200]
     hits = search_chats(request.user, query) if query else None
     chats = [hit.chat for hit in hits] if hits is not None else list(chats_of(request.user)[:200])
-    return render(request, "chats/_chat_list.html", {"chats": chats, "hits": hits, "query": query})
+    context = {"chats": chats, "hits": hits, "query": query}
+    if hits is None:  # the list as the sidebar shows it, in its folders
+        context.update(sidebar_context(request.user, chats))
+    return render(request, "chats/_chat_list.html", context)
 
 
 @login_required

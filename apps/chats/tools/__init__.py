@@ -19,9 +19,11 @@ library       search_notes, get_document, list_documents, library_stats, add/upd
 conversation  search_chat_history, use_own_knowledge
 projects      list_projects, get_project_status (the project registry, for status questions)
 memory        remember (a card; only the person's Keep stores a memory)
+ask           ask_user (questions on one card per round; the reply waits for the answers)
 """
 
 from apps.chats.tools import (  # noqa: F401  (importing registers them)
+    ask,
     conversation,
     library,
     memory,

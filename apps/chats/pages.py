@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from apps.chats import frames, tree
+from apps.chats.folders import sidebar_context
 from apps.chats.live import mark_interrupted
 from apps.chats.models import Chat, Message
 from apps.chats.page_hooks import chat_page_hooks_for
 from apps.chats.reply import Reply
 from apps.chats.selectors import busy_message, chats_of
+from apps.chats.starting_points import starting_points_for
 from apps.chats.usage import chat_usage_for
 from apps.instance.selectors import instance_settings
 from apps.llm.selectors import default_model_for, models_for
@@ -77,10 +79,14 @@ def chat_header_frame(chat_id: int) -> str:
 def chat_page_context(user, chat: Chat | None) -> dict:
     """The chat page: the conversation plus the chat list and the model picker,
     and what apps above chats add to it (page_hooks)."""
+    chats = list(chats_of(user)[:200])
     return {
         **conversation_context(user, chat),
+        "chats": chats,
+        **sidebar_context(user, chats),
+        "current_chat_id": chat.pk if chat is not None else None,
+        "starting_points": starting_points_for(user) if chat is None else [],
         **chat_page_hooks_for(user, chat),
-        "chats": list(chats_of(user)[:200]),
         "models": list(models_for(user)),
         "default_model": default_model_for(user),
         "chats_kept": instance_settings().chats_kept,

@@ -1,7 +1,6 @@
 from django.urls import path
 
-from apps.chats import ask_views, views
-from apps.chats import folder_views
+from apps.chats import ask_views, folder_views, views
 
 app_name = "chats"
 
@@ -19,6 +18,7 @@ urlpatterns = [
     path("folders/<id:pk>/delete/", folder_views.folder_delete, name="folder_delete"),
     path("folders/<id:pk>/collapse/", folder_views.folder_collapse, name="folder_collapse"),
     path("<id:pk>/folder/", folder_views.chat_move, name="chat_move"),
+    path("<id:pk>/private/", views.private, name="private"),
     path("<id:pk>/", views.detail, name="detail"),
     path("<id:pk>/send/", views.send, name="send"),
     path("<id:pk>/stop/<id:message_id>/", views.stop, name="stop"),

@@ -2,7 +2,8 @@
 over every reply of a chat (alternatives included: they were paid for too),
 in the chat's header. The figures are what the provider reported
 (`Message.usage`); cost only where it reported one (OpenRouter does, in
-credits, which are US dollars)."""
+credits, which are US dollars). A single reply's line also says how fast it
+was written, where the endpoint reported its output tokens (apps.chats.speed)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import math
 from collections.abc import Iterable
 
 from apps.chats.models import Chat, Message
+from apps.chats.speed import speed_line
 
 COUNTED = ("input_tokens", "output_tokens", "cost")
 
@@ -34,6 +36,12 @@ def usage_of_chat(chat_id: int) -> dict:
 
 
 def usage_line(usage: dict | None) -> str:
+    """One reply's footer: its usage_text and, where known, its speed_line:
+    "1,234 tokens in · 56 out · $0.0012 · 42 tok/s · 0.8 s to first token"."""
+    return " · ".join(part for part in (usage_text(usage), speed_line(usage)) if part)
+
+
+def usage_text(usage: dict | None) -> str:
     """ "1,234 tokens in · 56 out · $0.0012", or "" when nothing was reported."""
     usage = usage or {}
     parts = []
@@ -57,7 +65,8 @@ def cost_text(cost: float) -> str:
 
 
 def chat_usage_line(chat_id: int) -> str:
-    return usage_line(usage_of_chat(chat_id))
+    # A sum has no speed (speeds do not add up); usage_sum leaves them out anyway.
+    return usage_text(usage_of_chat(chat_id))
 
 
 def chat_usage_for(chat: Chat | None) -> str:

@@ -17,6 +17,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.chats import approvals, attachments, frames, services
+from apps.chats.commands import chat_make_private
 from apps.chats.export import chat_markdown, export_filename
 from apps.chats.folders import sidebar_context
 from apps.chats.history import search_chats
@@ -97,12 +98,29 @@ def _after(request: HttpRequest) -> int | None:
     return parse_id(value)
 
 
+# The composer's Web toggle (apps.websearch): said to the model with the message.
+WEB_REQUESTED = "web search requested for this message: use the web_search tool"
+
+
+def _web_mentions(request: HttpRequest) -> list[dict]:
+    """The Web toggle ticked ({"kind": "web"}), or a web search card's Search,
+    which names its card ({"kind": "web", "card": id}); the tool that reads
+    them checks the card is a waiting one of this chat."""
+    card = parse_id(request.POST.get("web_card", ""))
+    if card is not None:
+        return [{"kind": "web", "card": card}]
+    return [{"kind": "web"}] if request.POST.get("web") == "1" else []
+
+
 def _start(user, chat: Chat | None, request: HttpRequest, context: str, on_start):
+    web = _web_mentions(request)
+    if web:
+        context = f"{context}; {WEB_REQUESTED}" if context else WEB_REQUESTED
     chat, question, answer = services.turn_start(
         user=user,
         chat=chat,
         text=request.POST.get("text", ""),
-        mentions=_visible_mentions(user, _mentions(request)),
+        mentions=_visible_mentions(user, _mentions(request)) + web,
         model_label=request.POST.get("model", "").strip(),
         context=context,
         after=_after(request),
@@ -422,6 +440,7 @@ def search(request: HttpRequest) -> HttpResponse:
     context = {"chats": chats, "hits": hits, "query": query}
     if hits is None:  # the list as the sidebar shows it, in its folders
         context.update(sidebar_context(request.user, chats))
+        context["current_chat_id"] = parse_id(request.GET.get("current", ""))
     return render(request, "chats/_chat_list.html", context)
 
 
@@ -478,3 +497,21 @@ def mentions(request: HttpRequest) -> JsonResponse:
     items = [{"kind": "collection", "id": c.pk, "label": c.name} for c in collections]
     items += [{"kind": "document", "id": d.pk, "label": d.title or d.path} for d in documents]
     return JsonResponse({"items": items})
+
+
+@login_required
+@require_POST
+def private(request: HttpRequest, pk: int) -> HttpResponse:
+    """The composer's /private: the chat stays on local models from now on."""
+    chat = get_chat_for(request.user, pk)
+    try:
+        said = chat_make_private(chat=chat)
+    except JarvisError as exc:
+        return HttpResponse(_error(str(exc)), status=400)
+    if request.htmx:
+        # The header's badge and model picker as they are now, swapped in oob.
+        response = HttpResponse(frames.render_header(chat_header_context(request.user, chat)))
+        response["Jarvis-Said"] = said
+        return response
+    messages.success(request, said)
+    return redirect("chats:detail", pk=chat.pk)

@@ -1,0 +1,47 @@
+"""What the composer's slash commands need from the server (static/js/composer.js).
+
+`/search`, `/new` and `/model` use pages and forms that already exist (the
+library's search, the new-chat page, the header's model picker); `/private`
+has no control of its own elsewhere, so its write lives here: a chat made
+private by hand is the same as one that read local-only notes (it stays on
+local models for good), and a chat whose model is a cloud one is refused
+rather than left unable to answer its next message.
+"""
+
+from __future__ import annotations
+
+from apps.chats.models import Chat
+from apps.chats.services import chat_mark_private
+from apps.core.errors import Refused
+from apps.instance.models import ModelEntry
+from apps.llm.selectors import default_model_for, resolve_model
+
+ALREADY = "This chat is already private: it stays on local models."
+MADE = "This chat is private now: it stays on local models, for good."
+
+
+def chat_make_private(*, chat: Chat) -> str:
+    """Mark `chat` private on the person's request; what to tell them."""
+    if chat.private:
+        return ALREADY
+    if chat.is_agent:
+        raise Refused("an agent chat cannot be made private")
+    model = _model_of(chat)
+    if model is not None and model.is_cloud:
+        name = model.display_name or model.label
+        raise Refused(
+            f"this chat uses {name}, a cloud model: switch it to a local model first "
+            "(/model and a local model's name), then /private"
+        )
+    chat_mark_private(chat=chat)
+    return MADE
+
+
+def _model_of(chat: Chat) -> ModelEntry | None:
+    """The model the chat's next reply would use (as services._chosen_model)."""
+    try:
+        if chat.model_label:
+            return resolve_model(chat.owner, chat.model_label)
+        return default_model_for(chat.owner)
+    except Refused:
+        return None  # the turn's own setup says why the model cannot be used

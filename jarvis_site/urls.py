@@ -25,4 +25,5 @@ urlpatterns = [
     path("", include("apps.mcp.urls")),
     path("drafts/", include("apps.drafts.urls")),
     path("digests/", include("apps.digest.urls")),
+    path("voice/", include("apps.voice.urls")),
 ]

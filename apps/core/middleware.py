@@ -40,7 +40,9 @@ _POLICY = {
 _INLINE_STYLES = {"style-src": "'self' 'unsafe-inline'"}
 _ADMIN_OVERRIDES = _INLINE_STYLES
 
-PERMISSIONS_POLICY = "camera=(), microphone=(), geolocation=(), payment=(), usb=()"
+# The microphone for this origin only, for dictation (apps/voice): the browser
+# still asks the person before any page may record; frames of other origins never may.
+PERMISSIONS_POLICY = "camera=(), microphone=(self), geolocation=(), payment=(), usb=()"
 
 
 def csp_allow_inline_styles(response: HttpResponse) -> HttpResponse:

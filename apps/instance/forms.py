@@ -91,7 +91,17 @@ class ConnectionForm(forms.ModelForm):
 
     class Meta:
         model = Connection
-        fields = ("name", "kind", "base_url", "location", "enabled", "request_options")
+        fields = (
+            "name",
+            "kind",
+            "base_url",
+            "location",
+            "enabled",
+            "request_options",
+            "transcription_model",
+            "speech_model",
+            "speech_voice",
+        )
 
     def clean(self) -> dict:
         data = super().clean()

@@ -306,6 +306,28 @@ class Connection(models.Model):
         'frequency_penalty, seed, tool_choice ("auto", "required" or "none"); Anthropic: '
         "temperature, top_p, top_k only.",
     )
+    # Voice (apps.voice): the model ids of the endpoint's OpenAI-style audio
+    # routes. Blank: this connection is not used for that. The location above
+    # routes audio exactly as it routes chat (a private chat's audio and a
+    # reply that cited local-only notes go only to a local connection).
+    transcription_model = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Dictation: the model for POST /audio/transcriptions, e.g. whisper-1, "
+        "Systran/faster-whisper-small (faster-whisper-server); whisper.cpp's server takes "
+        "any name. Blank: not used for dictation.",
+    )
+    speech_model = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Read aloud: the model for POST /audio/speech, e.g. tts-1 or kokoro. "
+        "Blank: not used for reading aloud.",
+    )
+    speech_voice = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The voice the speech model reads with, e.g. alloy or af_bella. Blank: alloy.",
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -318,6 +340,15 @@ class Connection(models.Model):
     def clean(self) -> None:
         self.name = self.name.strip()
         self.base_url = self.base_url.strip().rstrip("/")
+        self.transcription_model = self.transcription_model.strip()
+        self.speech_model = self.speech_model.strip()
+        self.speech_voice = self.speech_voice.strip()
+        if self.kind == self.Kind.ANTHROPIC and (self.transcription_model or self.speech_model):
+            # Anthropic's API has no audio routes; only OpenAI-compatible servers do.
+            raise ValidationError(
+                "Dictation and reading aloud need an OpenAI-compatible connection.",
+                code="audio_kind",
+            )
 
     def set_api_key(self, text: str | None) -> None:
         """Store a key (encrypted); blank clears it. Call save() afterwards."""

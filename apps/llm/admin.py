@@ -150,6 +150,8 @@ class ConnectionAdmin(admin.ModelAdmin):
     fieldsets = (
         (None, {"fields": ("name", "kind", "base_url", "location", "enabled")}),
         ("Request options", {"fields": ("request_options",)}),
+        # apps.voice: dictation and read aloud through this endpoint's audio routes.
+        ("Voice", {"fields": ("transcription_model", "speech_model", "speech_voice")}),
         ("API key", {"fields": ("stored_key", "api_key", "clear_api_key")}),
         ("History", {"fields": ("created", "updated"), "classes": ("collapse",)}),
     )

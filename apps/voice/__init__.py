@@ -1,1 +1,2 @@
-"""Voice: dictation into the composer and reading a reply aloud, through OpenAI-compatible audio endpoints."""
+"""Voice: dictation into the composer and reading a reply aloud, through
+OpenAI-compatible audio endpoints."""

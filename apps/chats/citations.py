@@ -1,7 +1,8 @@
 """Citations: the model cites passages as [n]; code checks every number
 against the passages actually returned in this turn, removes the ones that
 match nothing (counting them), and renders the valid ones as chips that link
-to the document page, with its date and a warning when it is superseded."""
+to the document page, with its date and a warning when it is superseded; a
+web source's chip links to its page and says when it was fetched."""
 
 from __future__ import annotations
 
@@ -58,7 +59,29 @@ def removed_note(count: int) -> str:
     )
 
 
+def fetched_words(iso: str) -> str:
+    """A stored fetch time in words: "2026-12-02 14:40 UTC" (they are stored in UTC)."""
+    return f"{iso[:16].replace('T', ' ')} UTC" if iso else "at an unknown time"
+
+
+def web_chip(citation: dict) -> SafeString:
+    """A web source: the chip links to the page itself (it is not in the
+    library), says it is from the web and when it was fetched."""
+    when = fetched_words(citation.get("fetched_at") or "")
+    title = f"Web: {citation['title']} · {citation['url']} · fetched {when}"
+    return format_html(
+        '<a class="cite cite--web" href="{}" title="{}" data-cite="{}" target="_blank" '
+        'rel="noopener noreferrer nofollow">{}</a>',
+        citation["url"],
+        title,
+        citation["n"],
+        citation["n"],
+    )
+
+
 def chip(citation: dict) -> SafeString:
+    if citation.get("kind") == "web":
+        return web_chip(citation)
     url = reverse("library:document", args=[citation["document_id"]])
     anchor = f"{url}#chunk-{citation['chunk_id']}"
     when = citation.get("date") or "undated"

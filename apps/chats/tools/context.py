@@ -1,7 +1,8 @@
 """What a turn's tools share: the asking person and chat (`TurnContext`), the
 passages numbered across the turn (`Passage`: a search result plus its
-number), the errors a tool raises, and the wrapper that marks retrieved text
-as data."""
+number; `WebPassage`: a page from a web search, cited the same way but marked
+as a web source with its URL and fetch time), the errors a tool raises, and
+the wrapper that marks retrieved text as data."""
 
 from __future__ import annotations
 
@@ -66,6 +67,61 @@ class Passage:
 
 
 @dataclass
+class WebSource:
+    """A web page as a web search returned it (apps.websearch): what was read
+    of it, where it came from and when."""
+
+    title: str
+    url: str
+    text: str
+    fetched_at: str  # ISO 8601, aware
+    site: str = ""
+    provider: str = ""
+    chunk_id: int = 0  # never a library chunk: web passages are told apart by URL
+
+    def as_dict(self) -> dict:
+        return {
+            "title": self.title,
+            "url": self.url,
+            "text": self.text,
+            "fetched_at": self.fetched_at,
+            "site": self.site,
+            "provider": self.provider,
+        }
+
+
+@dataclass
+class WebPassage:
+    """A web page as the model sees it in this turn: numbered like a note's
+    passage (the model cites it as [n]) and labelled as a web source."""
+
+    result: WebSource
+    n: int = 0
+    superseded_by: str = ""
+    local_only = False
+
+    def label(self) -> str:
+        r = self.result
+        return f'[{self.n}] "{r.title}" · web page {r.url} · fetched {r.fetched_at[:16]}Z'
+
+    def citation(self) -> dict:
+        r = self.result
+        return {
+            "n": self.n,
+            "kind": "web",
+            "title": r.title,
+            "url": r.url,
+            # `path` and `date` as every reader of a citation expects them.
+            "path": r.url,
+            "date": r.fetched_at[:10],
+            "fetched_at": r.fetched_at,
+            "site": r.site,
+            "is_latest": True,
+            "superseded_by": "",
+        }
+
+
+@dataclass
 class TurnContext:
     user: object
     chat: object
@@ -82,6 +138,30 @@ class TurnContext:
     extras: dict = field(default_factory=dict)
     # The only tools this turn offers, when the model is marked "search only".
     only_tools: frozenset[str] | None = None
+    by_url: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def web_requested(self) -> bool:
+        """The person ticked Web for this message (a {"kind": "web"} mention)."""
+        return any(m.get("kind") == "web" for m in self.mentions)
+
+    @property
+    def web_card(self) -> int | None:
+        """The private chat's web search card whose Search the person clicked
+        to send this message ({"kind": "web", "card": id}), if any."""
+        for mention in self.mentions:
+            if mention.get("kind") == "web" and isinstance(mention.get("card"), int):
+                return mention["card"]
+        return None
+
+    def number_web(self, passage: WebPassage) -> WebPassage:
+        existing = self.by_url.get(passage.result.url)
+        if existing is not None:
+            return self.passages[existing]
+        passage.n = len(self.passages) + 1
+        self.passages[passage.n] = passage
+        self.by_url[passage.result.url] = passage.n
+        return passage
 
     def number(self, passage: Passage) -> Passage:
         existing = self.by_chunk.get(passage.result.chunk_id)
@@ -104,7 +184,12 @@ class TurnContext:
         end), the caveats, and whether local-only content was read."""
         return {
             "passages": [
-                {"n": p.n, "superseded_by": p.superseded_by, "result": p.result.as_dict()}
+                {
+                    "n": p.n,
+                    "superseded_by": p.superseded_by,
+                    "result": p.result.as_dict(),
+                    **({"web": True} if isinstance(p, WebPassage) else {}),
+                }
                 for p in self.passages.values()
             ],
             "caveats": list(self.caveats),
@@ -113,6 +198,11 @@ class TurnContext:
 
     def restore(self, state: dict) -> None:
         for saved in state.get("passages", []):
+            if saved.get("web"):
+                web = WebPassage(result=WebSource(**saved["result"]), n=saved["n"])
+                self.passages[web.n] = web
+                self.by_url[web.result.url] = web.n
+                continue
             passage = Passage(
                 result=Result(**saved["result"]),
                 n=saved["n"],

@@ -1,0 +1,1 @@
+"""Template filters of web search (the fetch time of a web source)."""

@@ -6,18 +6,39 @@ its tools when it starts (`AppConfig.ready()`); the chats app registers the
 library and conversation tools when this package is imported. A tool is a
 spec (what the model sees) and a function `(ctx, args) -> str` run as the
 asking person.
+
+Some tools are not known at import: an admin adds an outside tool, or offers
+it to one group. An app above chats registers a *source* for them
+(`register_source`): a function `(ctx) -> list[Tool]` asked afresh for every
+turn's offer and for every call, so a tool taken away (or a person removed from
+its group) is gone at the next call. A source may also say which of its tools
+an approval policy must ask about (`needs_approval`); the static tools of
+this registry never need it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from apps.chats.tools.context import PrivacyStop, ToolError, TurnContext
 from apps.llm import ToolSpec
 
-__all__ = ["PrivacyStop", "Tool", "ToolError", "register", "run_tool", "tool_spec", "tool_specs"]
+__all__ = [
+    "PrivacyStop",
+    "Tool",
+    "ToolError",
+    "needs_approval",
+    "register",
+    "register_source",
+    "run_tool",
+    "tool_spec",
+    "tool_specs",
+]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -46,6 +67,63 @@ def register(tool: Tool) -> None:
     TOOLS[tool.spec.name] = tool
 
 
+@dataclass(frozen=True)
+class ToolSource:
+    tools: Callable[[TurnContext], list[Tool]]
+    # For a tool name: True when an approval policy that asks before changes
+    # must ask before it runs, False when it only reads, None when the name is
+    # not this source's.
+    asks: Callable[[str], bool | None] | None = None
+
+
+SOURCES: list[ToolSource] = []
+
+
+def register_source(
+    tools: Callable[[TurnContext], list[Tool]], *, asks: Callable[[str], bool | None] | None = None
+) -> None:
+    """Offer per-turn tools from an app above chats (once, from its AppConfig.ready())."""
+    if not any(source.tools is tools for source in SOURCES):
+        SOURCES.append(ToolSource(tools, asks))
+
+
+def _tools(ctx: TurnContext) -> dict[str, Tool]:
+    """The static tools and what every source offers this turn; a static
+    tool's name is never taken over by a source's tool."""
+    found = dict(TOOLS)
+    for source in SOURCES:
+        try:
+            extra = source.tools(ctx)
+        except Exception:  # one broken source must not take every chat's tools with it
+            logger.exception("tool source %r failed", source.tools)
+            continue
+        for tool in extra:
+            if tool.spec.name in found:
+                logger.warning("tool source %r: %s is taken", source.tools, tool.spec.name)
+                continue
+            found[tool.spec.name] = tool
+    return found
+
+
+def needs_approval(name: str) -> bool:
+    """Whether an approval policy that asks before changes (an agent chat's Ask
+    and Plan modes) must treat a call of `name` as one: what the tool's source
+    says; a source that cannot tell fails closed."""
+    if name in TOOLS:
+        return False
+    for source in SOURCES:
+        if source.asks is None:
+            continue
+        try:
+            verdict = source.asks(name)
+        except Exception:
+            logger.exception("tool source %r could not classify %s", source.tools, name)
+            return True
+        if verdict is not None:
+            return verdict
+    return False
+
+
 # What a model marked "small model: search only" is offered.
 SEARCH_ONLY = frozenset({"search_notes", "get_document"})
 
@@ -57,14 +135,14 @@ def _offered(tool: Tool, ctx: TurnContext) -> bool:
 
 
 def tool_specs(ctx: TurnContext) -> list[ToolSpec]:
-    return [t.spec for t in TOOLS.values() if _offered(t, ctx)]
+    return [t.spec for t in _tools(ctx).values() if _offered(t, ctx)]
 
 
 def run_tool(ctx: TurnContext, name: str, arguments: str) -> tuple[str, bool]:
     """Run one tool call. Returns (content, is_error); a bad call is an error
     the model reads and can correct, never an exception out of the loop.
     PrivacyStop propagates: it ends the turn."""
-    tool = TOOLS.get(name)
+    tool = _tools(ctx).get(name)
     if tool is None or not _offered(tool, ctx):
         available = ", ".join(spec.name for spec in tool_specs(ctx))
         return f"Unknown tool {name!r}. Available: {available}.", True

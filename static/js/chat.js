@@ -2,279 +2,282 @@
 // setting), keeping the newest text in view, @-mentions, copying
 // an answer, and following the branch shown when another tab changes it.
 // No inline script anywhere (CSP); the page works without this file, minus
-// these comforts.
-(function () {
-  "use strict";
+// these comforts. An ES module: it runs after the page is parsed, in order
+// with the deferred scripts beside it.
+//
+// Hooks (data-* attributes in the templates): data-reply-id on each reply
+// (the id a send follows and a refresh asks for), data-mention-menu and
+// data-mention-chips, data-attach-input (with data-attach-url) and
+// data-attachment-chips, data-fill-composer, data-regenerate-models,
+// data-append (socket frames), data-conversation-url.
+import { request } from "./http.js";
 
-  function composer() { return document.getElementById("composer"); }
+function composer() { return document.getElementById("composer"); }
 
-  // Enter sends and Shift+Enter starts a new line, as in every chat app; a
-  // person who chose Ctrl+Enter in Settings (data-send="ctrl-enter") gets
-  // Enter for lines. Ctrl/Cmd+Enter sends either way. Not while an input
-  // method is composing a character.
-  document.addEventListener("keydown", function (event) {
-    if (event.key !== "Enter" || event.target.id !== "composer-text" || event.isComposing) return;
-    var ctrlOnly = event.target.getAttribute("data-send") === "ctrl-enter";
-    var modified = event.ctrlKey || event.metaKey;
-    if (!modified && (ctrlOnly || event.shiftKey || event.altKey)) return;
-    event.preventDefault();
-    var form = composer();
-    if (form && window.htmx) window.htmx.trigger(form, "submit");
-  });
+// Enter sends and Shift+Enter starts a new line, as in every chat app; a
+// person who chose Ctrl+Enter in Settings (data-send="ctrl-enter") gets
+// Enter for lines. Ctrl/Cmd+Enter sends either way. Not while an input
+// method is composing a character.
+document.addEventListener("keydown", function (event) {
+  if (event.key !== "Enter" || event.target.id !== "composer-text" || event.isComposing) return;
+  const ctrlOnly = event.target.getAttribute("data-send") === "ctrl-enter";
+  const modified = event.ctrlKey || event.metaKey;
+  if (!modified && (ctrlOnly || event.shiftKey || event.altKey)) return;
+  event.preventDefault();
+  const form = composer();
+  if (form && window.htmx) window.htmx.trigger(form, "submit");
+});
 
-  function lastReply() {
-    var replies = document.querySelectorAll(".messages-list [data-testid=reply]");
-    return replies.length ? replies[replies.length - 1] : null;
+function lastReply() {
+  const replies = document.querySelectorAll(".messages-list [data-reply-id]");
+  return replies.length ? replies[replies.length - 1] : null;
+}
+function replyId(reply) { return reply ? Number(reply.getAttribute("data-reply-id")) : null; }
+
+// A send goes on from the reply this page ends with (a second tab may show
+// an older branch than the chat's newest).
+document.addEventListener("htmx:configRequest", function (event) {
+  const reply = lastReply();
+  if (event.detail.elt === composer() && reply) event.detail.parameters.after = replyId(reply);
+});
+
+// A refused send, regenerate, edit or page shows its reason by the composer,
+// and a refused approval comes back as the card saying why: both through
+// the shell's one error path (app.js; the page's data-refusal-target).
+document.addEventListener("htmx:afterRequest", function (event) {
+  const form = composer();
+  if (event.detail.elt === form && event.detail.successful) {
+    form.querySelector("textarea").value = "";
+    form.querySelector("[data-mention-chips]").innerHTML = "";
+    const attached = form.querySelector("[data-attachment-chips]");
+    if (attached) attached.innerHTML = "";
   }
-  function replyId(reply) { return reply ? Number(reply.id.replace("msg-", "")) : null; }
+});
 
-  // A send goes on from the reply this page ends with (a second tab may show
-  // an older branch than the chat's newest).
-  document.addEventListener("htmx:configRequest", function (event) {
-    var reply = lastReply();
-    if (event.detail.elt === composer() && reply) event.detail.parameters.after = replyId(reply);
+// "Revise" on a plan: the message box starts the request, the person finishes it.
+document.addEventListener("click", function (event) {
+  const button = event.target.closest && event.target.closest("[data-fill-composer]");
+  if (!button) return;
+  const box = document.getElementById("composer-text");
+  if (!box) return;
+  box.value = button.getAttribute("data-fill-composer") + box.value;
+  box.focus();
+  box.setSelectionRange(box.value.length, box.value.length);
+});
+
+// Each reply's Regenerate offers the other models from the page's one list
+// (chat.html), so a reply appended by a send carries no list of its own.
+function regenerateModels(root) {
+  const list = document.getElementById("regenerate-models");
+  if (!list || !list.content.children.length || !root.querySelectorAll) return;
+  root.querySelectorAll("select[data-regenerate-models]").forEach(function (select) {
+    if (select.options.length > 1) return;
+    select.appendChild(list.content.cloneNode(true));
+    select.hidden = false;
   });
+}
+document.addEventListener("htmx:load", function (event) { regenerateModels(event.detail.elt); });
 
-  // A refused send, regenerate, edit or page shows its reason by the composer,
-  // and a refused approval comes back as the card saying why: both through
-  // the shell's one error path (app.js; the page's data-refusal-target).
-  document.addEventListener("htmx:afterRequest", function (event) {
-    var form = composer();
-    if (event.detail.elt === form && event.detail.successful) {
-      form.querySelector("textarea").value = "";
-      form.querySelector("[data-mention-chips]").innerHTML = "";
-      var attached = form.querySelector("[data-attachment-chips]");
-      if (attached) attached.innerHTML = "";
-    }
+// Keep the newest text in view while a reply streams, unless the reader scrolled up.
+function follow() {
+  const list = document.getElementById("messages");
+  if (!list) return;
+  let pinned = true;
+  window.addEventListener("scroll", function () {
+    pinned = window.innerHeight + window.scrollY >= document.body.scrollHeight - 120;
   });
+  new MutationObserver(function () {
+    if (pinned) window.scrollTo(0, document.body.scrollHeight);
+  }).observe(list, { childList: true, subtree: true, characterData: true });
+  window.scrollTo(0, document.body.scrollHeight);
+}
 
-  // "Revise" on a plan: the message box starts the request, the person finishes it.
-  document.addEventListener("click", function (event) {
-    var button = event.target.closest && event.target.closest("[data-fill-composer]");
-    if (!button) return;
-    var box = document.getElementById("composer-text");
-    if (!box) return;
-    box.value = button.getAttribute("data-fill-composer") + box.value;
-    box.focus();
-    box.setSelectionRange(box.value.length, box.value.length);
-  });
-
-
-  // Each reply's Regenerate offers the other models from the page's one list
-  // (chat.html), so a reply appended by a send carries no list of its own.
-  function regenerateModels(root) {
-    var list = document.getElementById("regenerate-models");
-    if (!list || !list.content.children.length || !root.querySelectorAll) return;
-    root.querySelectorAll("select[data-regenerate-models]").forEach(function (select) {
-      if (select.options.length > 1) return;
-      select.appendChild(list.content.cloneNode(true));
-      select.hidden = false;
-    });
+// @-mentions: "@word" before the caret offers documents and collections; a
+// choice becomes a chip (a hidden input) that scopes this turn's searches.
+function mentions() {
+  const text = document.getElementById("composer-text");
+  if (!text) return;
+  const menu = document.querySelector("[data-mention-menu]");
+  const chips = document.querySelector("[data-mention-chips]");
+  const url = text.getAttribute("data-mentions-url");
+  let timer = null;
+  function word() {
+    const before = text.value.slice(0, text.selectionStart);
+    const match = /(^|\s)@([^\s@]{0,40})$/.exec(before);
+    return match ? match[2] : null;
   }
-  document.addEventListener("htmx:load", function (event) { regenerateModels(event.detail.elt); });
-
-  // Keep the newest text in view while a reply streams, unless the reader scrolled up.
-  function follow() {
-    var list = document.getElementById("messages");
-    if (!list) return;
-    var pinned = true;
-    window.addEventListener("scroll", function () {
-      pinned = window.innerHeight + window.scrollY >= document.body.scrollHeight - 120;
-    });
-    new MutationObserver(function () {
-      if (pinned) window.scrollTo(0, document.body.scrollHeight);
-    }).observe(list, { childList: true, subtree: true, characterData: true });
-    window.scrollTo(0, document.body.scrollHeight);
+  function close() { menu.hidden = true; menu.innerHTML = ""; }
+  function choose(item) {
+    const before = text.value.slice(0, text.selectionStart);
+    const after = text.value.slice(text.selectionStart);
+    text.value = before.replace(/@([^\s@]{0,40})$/, "@" + item.label + " ") + after;
+    const chip = document.createElement("span");
+    chip.className = "chip";
+    chip.textContent = "@" + item.label + " ";
+    const input = document.createElement("input");
+    input.type = "hidden"; input.name = "mention"; input.value = item.kind + ":" + item.id;
+    const remove = document.createElement("button");
+    remove.type = "button"; remove.className = "chip__remove"; remove.textContent = "×";
+    remove.setAttribute("aria-label", "Remove mention");
+    remove.addEventListener("click", function () { chip.remove(); });
+    chip.appendChild(input); chip.appendChild(remove);
+    chips.appendChild(chip);
+    close(); text.focus();
   }
-
-  // @-mentions: "@word" before the caret offers documents and collections; a
-  // choice becomes a chip (a hidden input) that scopes this turn's searches.
-  function mentions() {
-    var text = document.getElementById("composer-text");
-    if (!text) return;
-    var menu = document.querySelector("[data-mention-menu]");
-    var chips = document.querySelector("[data-mention-chips]");
-    var url = text.getAttribute("data-mentions-url");
-    var timer = null;
-    function word() {
-      var before = text.value.slice(0, text.selectionStart);
-      var match = /(^|\s)@([^\s@]{0,40})$/.exec(before);
-      return match ? match[2] : null;
-    }
-    function close() { menu.hidden = true; menu.innerHTML = ""; }
-    function choose(item) {
-      var before = text.value.slice(0, text.selectionStart);
-      var after = text.value.slice(text.selectionStart);
-      text.value = before.replace(/@([^\s@]{0,40})$/, "@" + item.label + " ") + after;
-      var chip = document.createElement("span");
-      chip.className = "chip";
-      chip.textContent = "@" + item.label + " ";
-      var input = document.createElement("input");
-      input.type = "hidden"; input.name = "mention"; input.value = item.kind + ":" + item.id;
-      var remove = document.createElement("button");
-      remove.type = "button"; remove.className = "chip__remove"; remove.textContent = "×";
-      remove.setAttribute("aria-label", "Remove mention");
-      remove.addEventListener("click", function () { chip.remove(); });
-      chip.appendChild(input); chip.appendChild(remove);
-      chips.appendChild(chip);
-      close(); text.focus();
-    }
-    text.addEventListener("input", function () {
-      var query = word();
-      if (query === null) { close(); return; }
-      clearTimeout(timer);
-      timer = setTimeout(function () {
-        fetch(url + "?q=" + encodeURIComponent(query), { credentials: "same-origin" })
-          .then(function (r) { return r.json(); })
-          .then(function (data) {
-            menu.innerHTML = "";
-            data.items.forEach(function (item) {
-              var li = document.createElement("li");
-              var button = document.createElement("button");
-              button.type = "button";
-              button.textContent = (item.kind === "collection" ? "Collection: " : "") + item.label;
-              button.addEventListener("click", function () { choose(item); });
-              li.appendChild(button); menu.appendChild(li);
-            });
-            menu.hidden = data.items.length === 0;
+  text.addEventListener("input", function () {
+    const query = word();
+    if (query === null) { close(); return; }
+    clearTimeout(timer);
+    timer = setTimeout(function () {
+      request(url + "?q=" + encodeURIComponent(query), { accept: "json" })
+        .then(function (answer) {
+          const data = answer.data;
+          if (!answer.ok || !data || !data.items) return; // the menu waits for the next keystroke
+          menu.innerHTML = "";
+          data.items.forEach(function (item) {
+            const li = document.createElement("li");
+            const button = document.createElement("button");
+            button.type = "button";
+            button.textContent = (item.kind === "collection" ? "Collection: " : "") + item.label;
+            button.addEventListener("click", function () { choose(item); });
+            li.appendChild(button); menu.appendChild(li);
           });
-      }, 200);
-    });
-    text.addEventListener("keydown", function (event) { if (event.key === "Escape") close(); });
-  }
-
-  // Attachments: the paperclip or a drop on the composer uploads the files
-  // at once (into the person's uploads); each comes back as a chip holding a
-  // hidden `attachment` input that the send carries, or as its refusal.
-  function attachments() {
-    var form = composer();
-    var input = form && form.querySelector("[data-attach-input]");
-    if (!input) return;
-    var chips = form.querySelector("[data-attachment-chips]");
-    var url = input.getAttribute("data-attach-url");
-    function upload(files) {
-      if (!files || !files.length) return;
-      var body = new FormData();
-      Array.prototype.forEach.call(files, function (file) { body.append("files", file); });
-      body.append("csrfmiddlewaretoken", form.querySelector("[name=csrfmiddlewaretoken]").value);
-      var note = document.createElement("p");
-      note.className = "small muted"; note.textContent = "Attaching " + files.length + " file(s)…";
-      chips.querySelectorAll(".attach-error").forEach(function (old) { old.remove(); });
-      chips.appendChild(note);
-      fetch(url, { method: "POST", body: body, credentials: "same-origin" })
-        .then(function (response) {
-          if (response.status === 403) throw new Error("Your session has expired: reload the page and attach again.");
-          return response.text();
-        })
-        .then(function (html) {
-          note.remove();
-          chips.insertAdjacentHTML("beforeend", html);
-        })
-        .catch(function (error) {
-          note.className = "attach-error small"; note.setAttribute("role", "alert");
-          note.textContent = error.message && error.message.indexOf("session") >= 0
-            ? error.message : "The files could not be attached: check your connection and try again.";
+          menu.hidden = data.items.length === 0;
         });
-    }
-    input.addEventListener("change", function () { upload(input.files); input.value = ""; });
-    chips.addEventListener("click", function (event) {
-      if (event.target.hasAttribute("data-attachment-remove")) event.target.closest(".chip").remove();
-    });
-    form.addEventListener("dragover", function (event) {
-      if (event.dataTransfer && Array.prototype.indexOf.call(event.dataTransfer.types, "Files") >= 0) {
-        event.preventDefault(); form.classList.add("composer--drop");
-      }
-    });
-    form.addEventListener("dragleave", function () { form.classList.remove("composer--drop"); });
-    form.addEventListener("drop", function (event) {
-      if (!event.dataTransfer || !event.dataTransfer.files.length) return;
-      event.preventDefault(); form.classList.remove("composer--drop");
-      upload(event.dataTransfer.files);
-    });
-  }
-
-  // A socket frame can arrive before the reply it updates is on this page (the
-  // send's response and the socket race): skip blocks whose element is not
-  // there yet instead of failing the swap; later frames carry the blocks again.
-  // While an answer (or its reasoning) streams, frames carry only the text
-  // appended since the last one (apps/chats/streaming.py): data-at is where
-  // it starts, data-end on the open block where the page's text ends; only
-  // the part past the end is added, and a gap asks for the whole reply again.
-  function append(piece) {
-    var open = document.getElementById(piece.getAttribute("data-append"));
-    if (!open) return; // not on this page yet: the refresh after a send brings it
-    var at = Number(piece.getAttribute("data-at"));
-    var end = Number(open.getAttribute("data-end"));
-    if (at > end) { refresh(open.closest("[data-testid=reply]")); return; }
-    var fresh = piece.textContent.slice(end - at);
-    if (!fresh) return;
-    open.appendChild(document.createTextNode(fresh));
-    open.setAttribute("data-end", String(end + fresh.length));
-  }
-  function frames() {
-    if (!window.htmx) return;
-    window.htmx.defineExtension("chat-frames", {
-      transformResponse: function (text, xhr) {
-        if (xhr) return text; // only socket frames
-        var template = document.createElement("template");
-        template.innerHTML = text;
-        Array.prototype.slice.call(template.content.children).forEach(function (block) {
-          if (block.hasAttribute("data-append")) { append(block); block.remove(); return; }
-          if (block.id && !document.getElementById(block.id)) block.remove();
-        });
-        return template.innerHTML;
-      }
-    });
-  }
-
-  // After a send, ask the socket for the new reply as it is now: its first
-  // frames (or, for a fast reply, all of them) may have arrived before the
-  // POST's response put the reply on the page, and were skipped above.
-  var socket = null;
-  var requests = 0; // this page's own requests in flight (sends, regenerates, pages)
-  function refresh(reply) {
-    if (socket && reply) socket.send(JSON.stringify({ refresh: replyId(reply) }));
-  }
-  document.addEventListener("htmx:beforeRequest", function () { requests += 1; });
-  document.addEventListener("htmx:afterRequest", function () { requests = Math.max(0, requests - 1); });
-
-  // The chat's branch ends with another reply than this page shows (another
-  // tab sent, regenerated, edited or paged): fetch the conversation again.
-  // Not while this page's own request runs: its answer brings the change.
-  function followLeaf() {
-    var marker = document.getElementById("chat-leaf");
-    var main = document.querySelector("[data-conversation-url]");
-    var list = document.getElementById("messages");
-    if (!marker || !main || !list || requests > 0) return;
-    var leaf = marker.getAttribute("data-leaf");
-    if (!leaf || document.getElementById("msg-" + leaf)) return;
-    window.htmx.ajax("GET", main.getAttribute("data-conversation-url"), { target: list, swap: "innerHTML" });
-  }
-  document.addEventListener("htmx:wsAfterMessage", followLeaf);
-  // A reply shown as still running when the socket (re)opens may have finished
-  // in between (the page was rendered, then the reply ended): ask for it.
-  document.addEventListener("htmx:wsOpen", function (event) {
-    socket = event.detail.socketWrapper;
-    document.querySelectorAll('#messages [data-testid=reply][data-status=pending], #messages [data-testid=reply][data-status=streaming]').forEach(refresh);
+    }, 200);
   });
-  // The same after a regenerate, an edit or a page, which swap in the whole conversation.
-  document.addEventListener("htmx:afterSwap", function (event) {
-    var target = event.detail.target;
-    var list = target && target.classList && target.classList.contains("messages-list");
-    if (event.detail.requestConfig && (list || event.detail.requestConfig.elt === composer())) {
-      refresh(lastReply());
+  text.addEventListener("keydown", function (event) { if (event.key === "Escape") close(); });
+}
+
+// Attachments: the paperclip or a drop on the composer uploads the files
+// at once (into the person's uploads); each comes back as a chip holding a
+// hidden `attachment` input that the send carries, or as its refusal.
+function attachments() {
+  const form = composer();
+  const input = form && form.querySelector("[data-attach-input]");
+  if (!input) return;
+  const chips = form.querySelector("[data-attachment-chips]");
+  const url = input.getAttribute("data-attach-url");
+  function upload(files) {
+    if (!files || !files.length) return;
+    const body = new FormData();
+    Array.prototype.forEach.call(files, function (file) { body.append("files", file); });
+    const note = document.createElement("p");
+    note.className = "small muted"; note.textContent = "Attaching " + files.length + " file(s)…";
+    chips.querySelectorAll(".attach-error").forEach(function (old) { old.remove(); });
+    chips.appendChild(note);
+    // The token goes as the X-CSRFToken header (http.js), not a form field.
+    request(url, { method: "POST", form: body }).then(function (answer) {
+      if (answer.status === 0 || answer.status === 403) {
+        note.className = "attach-error small"; note.setAttribute("role", "alert");
+        note.textContent = answer.status === 403
+          ? "Your session has expired: reload the page and attach again."
+          : "The files could not be attached: check your connection and try again.";
+        return;
+      }
+      // Any other answer is the chips, or the refusals, as HTML.
+      note.remove();
+      chips.insertAdjacentHTML("beforeend", answer.text);
+    });
+  }
+  input.addEventListener("change", function () { upload(input.files); input.value = ""; });
+  chips.addEventListener("click", function (event) {
+    if (event.target.hasAttribute("data-attachment-remove")) event.target.closest(".chip").remove();
+  });
+  form.addEventListener("dragover", function (event) {
+    if (event.dataTransfer && Array.prototype.indexOf.call(event.dataTransfer.types, "Files") >= 0) {
+      event.preventDefault(); form.classList.add("composer--drop");
     }
   });
-
-  // The header's model picker: a refused choice (a private chat and a cloud
-  // model) is explained by the composer (app.js); the picker goes back to the
-  // model the chat still uses instead of showing the refused one.
-  document.addEventListener("htmx:afterRequest", function (event) {
-    var form = event.detail.elt;
-    if (form && form.id === "chat-model-form" && !event.detail.successful) form.reset();
+  form.addEventListener("dragleave", function () { form.classList.remove("composer--drop"); });
+  form.addEventListener("drop", function (event) {
+    if (!event.dataTransfer || !event.dataTransfer.files.length) return;
+    event.preventDefault(); form.classList.remove("composer--drop");
+    upload(event.dataTransfer.files);
   });
+}
 
-  document.addEventListener("DOMContentLoaded", function () {
-    frames(); follow(); mentions(); attachments(); regenerateModels(document);
+// A socket frame can arrive before the reply it updates is on this page (the
+// send's response and the socket race): skip blocks whose element is not
+// there yet instead of failing the swap; later frames carry the blocks again.
+// While an answer (or its reasoning) streams, frames carry only the text
+// appended since the last one (apps/chats/streaming.py): data-at is where
+// it starts, data-end on the open block where the page's text ends; only
+// the part past the end is added, and a gap asks for the whole reply again.
+function append(piece) {
+  const open = document.getElementById(piece.getAttribute("data-append"));
+  if (!open) return; // not on this page yet: the refresh after a send brings it
+  const at = Number(piece.getAttribute("data-at"));
+  const end = Number(open.getAttribute("data-end"));
+  if (at > end) { refresh(open.closest("[data-reply-id]")); return; }
+  const fresh = piece.textContent.slice(end - at);
+  if (!fresh) return;
+  open.appendChild(document.createTextNode(fresh));
+  open.setAttribute("data-end", String(end + fresh.length));
+}
+function frames() {
+  if (!window.htmx) return;
+  window.htmx.defineExtension("chat-frames", {
+    transformResponse: function (text, xhr) {
+      if (xhr) return text; // only socket frames
+      const template = document.createElement("template");
+      template.innerHTML = text;
+      Array.prototype.slice.call(template.content.children).forEach(function (block) {
+        if (block.hasAttribute("data-append")) { append(block); block.remove(); return; }
+        if (block.id && !document.getElementById(block.id)) block.remove();
+      });
+      return template.innerHTML;
+    }
   });
-})();
+}
+
+// After a send, ask the socket for the new reply as it is now: its first
+// frames (or, for a fast reply, all of them) may have arrived before the
+// POST's response put the reply on the page, and were skipped above.
+let socket = null;
+let requests = 0; // this page's own requests in flight (sends, regenerates, pages)
+function refresh(reply) {
+  if (socket && reply) socket.send(JSON.stringify({ refresh: replyId(reply) }));
+}
+document.addEventListener("htmx:beforeRequest", function () { requests += 1; });
+document.addEventListener("htmx:afterRequest", function () { requests = Math.max(0, requests - 1); });
+
+// The chat's branch ends with another reply than this page shows (another
+// tab sent, regenerated, edited or paged): fetch the conversation again.
+// Not while this page's own request runs: its answer brings the change.
+function followLeaf() {
+  const marker = document.getElementById("chat-leaf");
+  const main = document.querySelector("[data-conversation-url]");
+  const list = document.getElementById("messages");
+  if (!marker || !main || !list || requests > 0) return;
+  const leaf = marker.getAttribute("data-leaf");
+  if (!leaf || document.getElementById("msg-" + leaf)) return;
+  window.htmx.ajax("GET", main.getAttribute("data-conversation-url"), { target: list, swap: "innerHTML" });
+}
+document.addEventListener("htmx:wsAfterMessage", followLeaf);
+// A reply shown as still running when the socket (re)opens may have finished
+// in between (the page was rendered, then the reply ended): ask for it.
+document.addEventListener("htmx:wsOpen", function (event) {
+  socket = event.detail.socketWrapper;
+  document.querySelectorAll('#messages [data-reply-id][data-status=pending], #messages [data-reply-id][data-status=streaming]').forEach(refresh);
+});
+// The same after a regenerate, an edit or a page, which swap in the whole conversation.
+document.addEventListener("htmx:afterSwap", function (event) {
+  const target = event.detail.target;
+  const list = target && target.classList && target.classList.contains("messages-list");
+  if (event.detail.requestConfig && (list || event.detail.requestConfig.elt === composer())) {
+    refresh(lastReply());
+  }
+});
+
+// The header's model picker: a refused choice (a private chat and a cloud
+// model) is explained by the composer (app.js); the picker goes back to the
+// model the chat still uses instead of showing the refused one.
+document.addEventListener("htmx:afterRequest", function (event) {
+  const form = event.detail.elt;
+  if (form && form.id === "chat-model-form" && !event.detail.successful) form.reset();
+});
+
+document.addEventListener("DOMContentLoaded", function () {
+  frames(); follow(); mentions(); attachments(); regenerateModels(document);
+});

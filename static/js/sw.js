@@ -16,7 +16,7 @@
 // worker; the new worker fills its own cache and drops the old ones.
 "use strict";
 
-var CONFIG = self.JARVIS_SHELL;
+const CONFIG = self.JARVIS_SHELL;
 
 self.addEventListener("install", function (event) {
   event.waitUntil(
@@ -24,7 +24,7 @@ self.addEventListener("install", function (event) {
       .then(function (cache) {
         // The offline page is fetched without cookies: it is the same for
         // everyone, and this way nothing tied to a session could end up here.
-        var requests = CONFIG.shell.map(function (url) {
+        const requests = CONFIG.shell.map(function (url) {
           return new Request(url, { credentials: "omit", cache: "reload" });
         });
         return cache.addAll(requests);
@@ -53,7 +53,7 @@ function isShellFile(url) {
 }
 
 self.addEventListener("fetch", function (event) {
-  var request = event.request;
+  const request = event.request;
   if (request.method !== "GET") return;
   if (request.mode === "navigate") {
     // Network only: the answer is never stored. Only a failure to reach the
@@ -70,7 +70,7 @@ self.addEventListener("fetch", function (event) {
     );
     return;
   }
-  var url = new URL(request.url);
+  const url = new URL(request.url);
   if (!isShellFile(url)) return;
   event.respondWith(
     caches.open(CONFIG.cache).then(function (cache) {

@@ -25,6 +25,8 @@ from tests.support.processes import ROOT
 
 DRAFTS_JS = ROOT / "static/js/drafts"
 ENTRY = "main.js"
+# The one module outside the editor's folder it imports: the shared requests.
+SHARED = {"../http.js": ROOT / "static/js/http.js"}
 IMPORT = re.compile(r"""^import\s*\{([^}]*)\}\s*from\s*"([^"]+)";""", re.M)
 EXPORT = re.compile(r"^export\s+(?:const|let|var|function|class)\s+(\w+)", re.M)
 
@@ -76,7 +78,7 @@ def test_the_editor_template_loads_one_entry_module_and_no_other_script_of_its_o
     template = (ROOT / "templates/drafts/editor.html").read_text()
     own = re.findall(r"<script\b[^>]*\{% static 'js/[^']*' %\}[^>]*>", template)
     assert own == [
-        "<script src=\"{% static 'js/chat.js' %}\" defer>",
+        '<script type="module" src="{% static \'js/chat.js\' %}">',
         f'<script type="module" src="{{% static \'js/drafts/{ENTRY}\' %}}">',
     ]
     assert "<script>" not in template  # nothing inline (CSP: script-src 'self')
@@ -84,14 +86,20 @@ def test_the_editor_template_loads_one_entry_module_and_no_other_script_of_its_o
 
 def test_every_import_names_a_module_that_exports_it_and_every_module_is_imported():
     exports = {path.name: set(EXPORT.findall(path.read_text())) for path in drafts_scripts()}
+    shared = {name: set(EXPORT.findall(path.read_text())) for name, path in SHARED.items()}
     imports = {name: [] for name in exports}
     for name in exports:
         for names, specifier in IMPORT.findall((DRAFTS_JS / name).read_text()):
             target = posixpath.normpath(specifier)
-            assert specifier.startswith("./") and target in exports, f"{name}: {specifier}"
-            for wanted in (part.strip() for part in names.split(",")):
-                assert wanted in exports[target], f"{name} imports {wanted} from {target}"
-            imports[name].append(target)
+            assert (specifier.startswith("./") and target in exports) or specifier in shared, (
+                f"{name}: {specifier}"
+            )
+            for wanted in (part.split(" as ")[0].strip() for part in names.split(",")):
+                assert wanted in {**exports, **shared}[target], (
+                    f"{name} imports {wanted} from {target}"
+                )
+            if target in exports:
+                imports[name].append(target)
     # No module left out of the editor, and no cycle: collectstatic could not
     # settle a cycle's hashed names.
     reached = set()
@@ -134,4 +142,6 @@ def test_collectstatic_gives_every_module_a_hashed_name_and_imports_by_it(tmp_pa
             assert target in hashed, f"{name} imports {specifier}: not a hashed name"
             if target not in fetched:
                 todo.append(target)
-    assert fetched == {paths[f"js/drafts/{path.name}"] for path in drafts_scripts()}
+    assert fetched == {paths[f"js/drafts/{path.name}"] for path in drafts_scripts()} | {
+        paths["js/http.js"]
+    }

@@ -25,12 +25,12 @@ function showPdf(frame, url) {
 }
 
 export function showBuild() {
-  var previewFrame = page.previewFrame;
-  var pdfFrame = page.pdfFrame;
-  var pdfViews = page.pdfViews;
-  var buildOutput = page.buildOutput;
-  var result = state.active ? state.builds[state.active.name] : null;
-  var hasPdf = !!(result && result.ok && result.kind === "compile");
+  const previewFrame = page.previewFrame;
+  const pdfFrame = page.pdfFrame;
+  const pdfViews = page.pdfViews;
+  const buildOutput = page.buildOutput;
+  const result = state.active ? state.builds[state.active.name] : null;
+  const hasPdf = !!(result && result.ok && result.kind === "compile");
   pdfViews.hidden = !hasPdf;
   if (!hasPdf) state.previewView = "text";
   previewFrame.hidden = state.previewView !== "text";
@@ -49,9 +49,9 @@ export function showBuild() {
   if (!result) return;
   if (result.ok) {
     // The download is always offered beside the viewer.
-    var line = document.createElement("p");
+    const line = document.createElement("p");
     line.textContent = (result.kind === "compile" ? "Compiled" : "PDF exported") + " in " + result.seconds + " s. ";
-    var link = document.createElement("a");
+    const link = document.createElement("a");
     link.href = result.url + (result.kind === "compile" ? "&download=1" : "");
     link.setAttribute("download", "");
     link.setAttribute("data-testid", "download-pdf");
@@ -60,17 +60,17 @@ export function showBuild() {
     buildOutput.appendChild(line);
     return;
   }
-  var error = document.createElement("p");
+  const error = document.createElement("p");
   error.className = "drafts-build__error";
   error.textContent = (result.kind === "compile" ? "Compiling failed" : "Exporting failed") +
     (result.error ? ": " + result.error : ".");
   buildOutput.appendChild(error);
   if (result.log) {
-    var details = document.createElement("details");
+    const details = document.createElement("details");
     details.open = true;
-    var summary = document.createElement("summary");
+    const summary = document.createElement("summary");
     summary.textContent = "Log";
-    var pre = document.createElement("pre");
+    const pre = document.createElement("pre");
     pre.textContent = result.log;
     details.appendChild(summary);
     details.appendChild(pre);
@@ -79,7 +79,7 @@ export function showBuild() {
 }
 
 function build(kind, button) {
-  var tab = state.active;
+  const tab = state.active;
   if (!tab || button.disabled) return;
   button.disabled = true;
   // Save first, so the build never runs on text older than the screen.
@@ -88,9 +88,9 @@ function build(kind, button) {
       button.disabled = false;
       return;
     }
-    var started = Date.now();
-    var waiting = null; // builds ahead of this one, while it waits its turn
-    var label = kind === "compile" ? "Compiling… " : "Exporting… ";
+    let started = Date.now();
+    let waiting = null; // builds ahead of this one, while it waits its turn
+    const label = kind === "compile" ? "Compiling… " : "Exporting… ";
     function tick() {
       if (waiting !== null) {
         page.buildStatus.textContent = waiting > 0
@@ -101,7 +101,7 @@ function build(kind, button) {
       page.buildStatus.textContent = label + Math.floor((Date.now() - started) / 1000) + " s";
     }
     tick();
-    var timer = window.setInterval(tick, 250);
+    const timer = window.setInterval(tick, 250);
 
     // Poll the ticket until the build is done; the answer then holds the result.
     function follow(answer) {
@@ -117,13 +117,13 @@ function build(kind, button) {
         return request(answer.status_url);
       }).then(function (r) { return r.ok ? follow(r.data) : r; });
     }
-    var url = kind === "compile" ? page.urls.urlCompile : page.urls.urlExport;
+    const url = kind === "compile" ? page.urls.urlCompile : page.urls.urlExport;
     request(url, { method: "POST", body: { name: tab.name } }).then(function (r) {
       return r.ok ? follow(r.data) : r;
     }).then(function (r) {
       window.clearInterval(timer);
       button.disabled = false;
-      var result = r.ok ? r.data : { ok: false, error: r.data.error || "", log: "", seconds: 0 };
+      const result = r.ok ? r.data : { ok: false, error: r.data.error || "", log: "", seconds: 0 };
       result.kind = kind;
       state.builds[tab.name] = result;
       page.buildStatus.textContent = result.ok
@@ -149,8 +149,8 @@ export function buildStart() {
       if (state.previewView === "text") measureAnchors();
     });
   });
-  var compileButton = page.compileButton;
-  var exportButton = page.exportButton;
+  const compileButton = page.compileButton;
+  const exportButton = page.exportButton;
   if (compileButton) compileButton.addEventListener("click", function () { build("compile", compileButton); });
   if (exportButton) exportButton.addEventListener("click", function () { build("export", exportButton); });
 }

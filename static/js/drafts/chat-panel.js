@@ -10,18 +10,18 @@ import { saveAll } from "./save.js";
 import { openReview } from "./review.js";
 
 export function chatPanelStart() {
-  var chatPane = page.chatPane;
-  var chatMessages = page.chatMessages;
+  const chatPane = page.chatPane;
+  const chatMessages = page.chatMessages;
 
   // A review link in the chat panel opens the review here instead of reloading.
   document.addEventListener("click", function (event) {
-    var link = event.target.closest ? event.target.closest("a[href]") : null;
+    const link = event.target.closest ? event.target.closest("a[href]") : null;
     if (!link || !chatPane.contains(link) || event.ctrlKey || event.metaKey || event.shiftKey) return;
-    var url = new URL(link.href, window.location.href);
+    const url = new URL(link.href, window.location.href);
     if (url.origin !== window.location.origin || url.pathname !== page.urls.urlEditor) return;
     event.preventDefault();
-    var proposal = url.searchParams.get("proposal");
-    var file = url.searchParams.get("file");
+    const proposal = url.searchParams.get("proposal");
+    const file = url.searchParams.get("file");
     if (proposal) openReview(proposal);
     else if (file && page.root.querySelector('a[data-file="' + window.CSS.escape(file) + '"]')) activate(file);
   });
@@ -38,7 +38,7 @@ export function chatPanelStart() {
   });
 
   // Keep the newest reply in view while it streams, unless the reader scrolled up.
-  var pinned = true;
+  let pinned = true;
   chatMessages.addEventListener("scroll", function () {
     pinned = chatMessages.scrollTop + chatMessages.clientHeight >= chatMessages.scrollHeight - 80;
   });

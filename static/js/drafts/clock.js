@@ -4,14 +4,14 @@
 // locale, which gave a 12-hour clock here and 24-hour elsewhere.
 
 function parts(moment, withSeconds) {
-  var options = {
+  const options = {
     year: "numeric", month: "2-digit", day: "2-digit",
     hour: "2-digit", minute: "2-digit", hourCycle: "h23",
   };
   if (withSeconds) options.second = "2-digit";
-  var zone = document.body.dataset.timeZone;
+  const zone = document.body.dataset.timeZone;
   if (zone) options.timeZone = zone;
-  var out = {};
+  const out = {};
   try {
     new Intl.DateTimeFormat("en-GB", options).formatToParts(moment).forEach(function (p) { out[p.type] = p.value; });
   } catch (error) {
@@ -24,12 +24,12 @@ function parts(moment, withSeconds) {
 
 // "19:30" (or "19:30:05" with seconds).
 export function timeOfDay(value, withSeconds) {
-  var p = parts(new Date(value), withSeconds);
+  const p = parts(new Date(value), withSeconds);
   return p.hour + ":" + p.minute + (withSeconds ? ":" + p.second : "");
 }
 
 // "2026-12-01 19:30" (or with seconds).
 export function dayAndTime(value, withSeconds) {
-  var p = parts(new Date(value), withSeconds);
+  const p = parts(new Date(value), withSeconds);
   return p.year + "-" + p.month + "-" + p.day + " " + timeOfDay(value, withSeconds);
 }

@@ -15,8 +15,8 @@ import { refreshPreview } from "./preview.js";
 
 export function loadHistory() {
   if (!page.historyEl.open || !state.active) return;
-  var tab = state.active;
-  var historyList = page.historyList;
+  const tab = state.active;
+  const historyList = page.historyList;
   page.root.querySelector("[data-history-file]").textContent = tab.name;
   request(page.urls.urlHistory + "?name=" + encodeURIComponent(tab.name)).then(function (r) {
     if (tab !== state.active) return;
@@ -26,24 +26,24 @@ export function loadHistory() {
       return;
     }
     if (!r.data.snapshots.length) {
-      var none = document.createElement("li");
+      const none = document.createElement("li");
       none.className = "small muted";
       none.textContent = "No earlier versions yet: each save keeps the text it replaces.";
       historyList.appendChild(none);
     }
     r.data.snapshots.forEach(function (snapshot) {
-      var item = document.createElement("li");
+      const item = document.createElement("li");
       item.setAttribute("data-snapshot", snapshot.id);
-      var what = document.createElement("span");
-      var when = document.createElement("time");
+      const what = document.createElement("span");
+      const when = document.createElement("time");
       when.dateTime = snapshot.created_at;
       when.textContent = dayAndTime(snapshot.created_at, true);
       what.appendChild(when);
-      var detail = document.createElement("span");
+      const detail = document.createElement("span");
       detail.className = "small muted";
       detail.textContent = " " + snapshot.reason + " · " + snapshot.chars + " characters";
       what.appendChild(detail);
-      var button = document.createElement("button");
+      const button = document.createElement("button");
       button.type = "button";
       button.className = "button button--small";
       button.textContent = "Restore";
@@ -59,7 +59,7 @@ export function loadHistory() {
 // Put text that is now on disk into a tab: one undoable change, then clean.
 export function reload(tab, text, hash) {
   if (tab.doc.getValue() !== text) {
-    var cursor = tab.doc.getCursor();
+    const cursor = tab.doc.getCursor();
     tab.doc.setValue(text);
     tab.doc.setCursor(cursor);
   }

@@ -1,38 +1,25 @@
-// Talking to Jarvis: JSON requests that carry the CSRF token and always
-// resolve, with an error message the person can read when anything failed.
+// Talking to Jarvis from the editor: JSON requests through the shared
+// static/js/http.js (the CSRF token, a reason the person can read when
+// anything failed), in the shape the editor's modules read.
 //
 // Exports:
-//   request(url, {method, body}) -> Promise<{ok, status, data}>
+//   request(url, {method, body}) -> Promise<{ok, status, data}>; data is the
+//       JSON answer, or {error} when there was none to read.
 //   fill(template, id) - a template URL (page.urls.*) with its placeholder id
 //                        replaced by a real one.
-import { page } from "./state.js";
+import { request as send } from "../http.js";
 
 const ID = "987654321"; // the placeholder in the template's URLs
 
 export function fill(template, id) {
-  var at = template.lastIndexOf(ID);
+  const at = template.lastIndexOf(ID);
   return template.slice(0, at) + String(id) + template.slice(at + ID.length);
 }
 
-export function request(url, options) {
-  options = options || {};
-  var init = { method: options.method || "GET", credentials: "same-origin", headers: { Accept: "application/json" } };
-  if (init.method !== "GET") init.headers["X-CSRFToken"] = page.csrf;
-  if (options.body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(options.body);
-  }
-  return fetch(url, init).then(function (response) {
-    return response.text().then(function (body) {
-      var data;
-      try {
-        data = JSON.parse(body);
-      } catch (err) {
-        data = { error: "Jarvis answered " + response.status + " " + response.statusText + "." };
-      }
-      return { ok: response.ok, status: response.status, data: data };
-    });
-  }, function () {
-    return { ok: false, status: 0, data: { error: "Could not reach Jarvis. Check the connection and try again." } };
-  });
+export function request(url, options = {}) {
+  return send(url, { method: options.method, json: options.body, accept: "json" }).then((answer) => ({
+    ok: answer.ok,
+    status: answer.status,
+    data: answer.data !== null ? answer.data : { error: answer.error },
+  }));
 }

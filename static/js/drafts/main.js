@@ -17,9 +17,9 @@
 // a hash of its content, its imports' hashed names included, and a cycle
 // never settles (tests/drafts/test_editor_static.py checks). Where a painter
 // low down draws a button a higher module answers (the offer's Review), the
-// higher one listens on the container. Module scripts run after the deferred
-// classic scripts before them (CodeMirror, chat.js), in document order, and
-// before DOMContentLoaded.
+// higher one listens on the container. Module scripts run after the
+// scripts before them (CodeMirror deferred, chat.js a module too), in
+// document order, and before DOMContentLoaded.
 //
 // Exports nothing.
 import { page, pageRead, state } from "./state.js";
@@ -36,7 +36,7 @@ import { buildStart } from "./build.js";
 import { chatPanelStart } from "./chat-panel.js";
 
 function start() {
-  var root = document.querySelector("[data-drafts-editor]");
+  const root = document.querySelector("[data-drafts-editor]");
   if (!root || !window.CodeMirror) return;
   pageRead(root);
   page.cm = window.CodeMirror(page.editorEl, {

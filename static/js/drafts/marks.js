@@ -17,7 +17,7 @@ export function paintMarks() {
 }
 
 export function paintTab(tab) {
-  var isDirty = dirty(tab);
+  const isDirty = dirty(tab);
   tab.el.toggleAttribute("data-dirty", isDirty);
   tab.el.classList.toggle("drafts-tab--active", tab === state.active);
   tab.nameButton.setAttribute("aria-selected", String(tab === state.active));

@@ -26,13 +26,13 @@ export function refreshPreview() {
 // Where each source line's block sits in the frame, tagged with its file so
 // a tab switch cannot scroll one file's preview to another's lines.
 export function measureAnchors() {
-  var doc = page.previewFrame.contentDocument;
-  var win = page.previewFrame.contentWindow;
-  var file = page.previewFrame.getAttribute("data-preview-file");
+  const doc = page.previewFrame.contentDocument;
+  const win = page.previewFrame.contentWindow;
+  const file = page.previewFrame.getAttribute("data-preview-file");
   if (!doc || !doc.body || !win || !file) return;
-  var list = [];
+  const list = [];
   doc.querySelectorAll("[data-line]").forEach(function (node) {
-    var line = parseInt(node.getAttribute("data-line"), 10);
+    const line = parseInt(node.getAttribute("data-line"), 10);
     if (!isNaN(line)) list.push({ line: line, top: node.getBoundingClientRect().top + win.scrollY });
   });
   list.sort(function (a, b) { return a.line - b.line || a.top - b.top; });
@@ -40,24 +40,24 @@ export function measureAnchors() {
 }
 
 export function syncPreview() {
-  var active = state.active;
-  var cm = page.cm;
+  const active = state.active;
+  const cm = page.cm;
   if (!active || reviewing() || !anchors || anchors.file !== active.name || !isMarkdown(active.name)) return;
   if (effectiveSide() !== "preview" || state.previewView !== "text") return;
-  var win = page.previewFrame.contentWindow;
+  const win = page.previewFrame.contentWindow;
   if (!win) return;
-  var info = cm.getScrollInfo();
+  const info = cm.getScrollInfo();
   if (info.top + info.clientHeight >= info.height - 2) {
     win.scrollTo(0, anchors.height);
     return;
   }
-  var line = cm.lineAtHeight(info.top, "local");
-  var lineTop = cm.heightAtLine(line, "local");
-  var lineHeight = cm.getLineHandle(line).height || 1;
-  var position = line + Math.max(0, Math.min(1, (info.top - lineTop) / lineHeight));
-  var before = { line: 0, top: 0 };
-  var after = { line: cm.lineCount(), top: anchors.height };
-  for (var i = 0; i < anchors.list.length; i++) {
+  const line = cm.lineAtHeight(info.top, "local");
+  const lineTop = cm.heightAtLine(line, "local");
+  const lineHeight = cm.getLineHandle(line).height || 1;
+  const position = line + Math.max(0, Math.min(1, (info.top - lineTop) / lineHeight));
+  let before = { line: 0, top: 0 };
+  let after = { line: cm.lineCount(), top: anchors.height };
+  for (let i = 0; i < anchors.list.length; i++) {
     if (anchors.list[i].line <= position) {
       before = anchors.list[i];
     } else {
@@ -65,15 +65,15 @@ export function syncPreview() {
       break;
     }
   }
-  var span = after.line - before.line;
-  var y = before.top + (span > 0 ? (position - before.line) / span : 0) * (after.top - before.top);
+  const span = after.line - before.line;
+  const y = before.top + (span > 0 ? (position - before.line) / span : 0) * (after.top - before.top);
   win.scrollTo(0, Math.max(0, y - 8));
 }
 
 export function previewStart() {
   // On scroll, and on updates too: line heights are estimates until the lines
   // are drawn, so the top line can change after the scroll that moved it.
-  var syncQueued = false;
+  let syncQueued = false;
   function queueSync() {
     if (syncQueued) return;
     syncQueued = true;

@@ -7,22 +7,22 @@
 import { page, pendingFor } from "./state.js";
 
 export function paintOffer(tab) {
-  var offerEl = page.offerEl;
+  const offerEl = page.offerEl;
   offerEl.textContent = "";
-  var list = tab && tab.view === "file" ? pendingFor(tab.name) : [];
+  const list = tab && tab.view === "file" ? pendingFor(tab.name) : [];
   offerEl.hidden = !list.length;
   list.forEach(function (p) {
-    var line = document.createElement("span");
+    const line = document.createElement("span");
     line.className = "drafts-offer__item";
-    var text = document.createElement("span");
-    var count = p.changes ? p.changes + " change" + (p.changes === 1 ? "" : "s") : "changes";
+    const text = document.createElement("span");
+    const count = p.changes ? p.changes + " change" + (p.changes === 1 ? "" : "s") : "changes";
     text.textContent = "✎ The assistant suggested " + count + " to " + p.filename + ".";
-    var button = document.createElement("button");
+    const button = document.createElement("button");
     button.type = "button";
     button.className = "button button--small button--primary";
     button.setAttribute("data-testid", "review-suggestion");
     button.setAttribute("data-proposal", p.id); // review.js opens it (reviewStart)
-    var resumed = tab.review && tab.review.proposal.id === p.id;
+    const resumed = tab.review && tab.review.proposal.id === p.id;
     button.textContent = resumed ? "Back to the review" : "Review suggestion";
     line.appendChild(text);
     line.appendChild(button);
@@ -31,15 +31,15 @@ export function paintOffer(tab) {
 }
 
 export function paintReviewBar(tab) {
-  var reviewBar = page.reviewBar;
-  var review = tab.view === "review" ? tab.review : null;
+  const reviewBar = page.reviewBar;
+  const review = tab.view === "review" ? tab.review : null;
   reviewBar.hidden = !review;
   if (!review) return;
   reviewBar.querySelector("[data-review-title]").textContent = "Suggested changes to " + tab.name;
   reviewBar.querySelector("[data-review-progress]").textContent =
     review.answered() + " of " + review.total() + " answered";
-  var warning = reviewBar.querySelector("[data-review-warning]");
-  var stale = review.conflict || (tab.hash !== review.proposal.base_hash
+  const warning = reviewBar.querySelector("[data-review-warning]");
+  const stale = review.conflict || (tab.hash !== review.proposal.base_hash
     ? tab.name + " has changed since this suggestion was made, so it can no longer be applied. Discard it and ask again."
     : "");
   warning.textContent = stale;

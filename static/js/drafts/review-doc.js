@@ -23,9 +23,9 @@ const LINE_END = /\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/g;
 
 // Python's str.splitlines(keepends=True): the server's hunk offsets count these lines.
 function linesOf(text) {
-  var out = [];
-  var start = 0;
-  var match;
+  const out = [];
+  let start = 0;
+  let match;
   LINE_END.lastIndex = 0;
   while ((match = LINE_END.exec(text))) {
     out.push(text.slice(start, match.index + match[0].length));
@@ -40,7 +40,7 @@ function bare(line) {
 }
 
 function spanEnd(spans, i) {
-  for (var k = 0; k < spans.length; k++) {
+  for (let k = 0; k < spans.length; k++) {
     if (i >= spans[k][0] && i < spans[k][1]) return spans[k][1];
   }
   return -1;
@@ -50,14 +50,14 @@ function spanEnd(spans, i) {
 // and the added ones. Equal stretches line up on both sides, so walking both
 // sides together and consuming each changed span finds every change in place.
 function hunkRows(hunk) {
-  var rows = [];
-  var oldLines = hunk.old_lines;
-  var newLines = hunk.new_lines;
-  var i = 0;
-  var j = 0;
+  const rows = [];
+  const oldLines = hunk.old_lines;
+  const newLines = hunk.new_lines;
+  let i = 0;
+  let j = 0;
   while (i < oldLines.length || j < newLines.length) {
-    var oldEnd = spanEnd(hunk.old_spans, i);
-    var newEnd = spanEnd(hunk.new_spans, j);
+    let oldEnd = spanEnd(hunk.old_spans, i);
+    let newEnd = spanEnd(hunk.new_spans, j);
     if (oldEnd < 0 && newEnd < 0) {
       if (i < oldLines.length && j < newLines.length) {
         rows.push({ kind: "same", text: oldLines[i] });
@@ -76,7 +76,7 @@ function hunkRows(hunk) {
 }
 
 function el(tag, className, text) {
-  var node = document.createElement(tag);
+  const node = document.createElement(tag);
   if (className) node.className = className;
   if (text !== undefined) node.textContent = text;
   return node;
@@ -89,8 +89,8 @@ function countSpans(spans) {
 function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
 
 function describe(hunk) {
-  var removed = countSpans(hunk.old_spans);
-  var added = countSpans(hunk.new_spans);
+  const removed = countSpans(hunk.old_spans);
+  const added = countSpans(hunk.new_spans);
   if (hunk.kind === "add") return plural(added, "line") + " added";
   if (hunk.kind === "remove") return plural(removed, "line") + " removed";
   return plural(removed, "line") + " replaced by " + added;
@@ -110,12 +110,12 @@ export function Review(proposal, options) {
 Review.prototype.total = function () { return this.proposal.hunks.length; };
 
 Review.prototype.answered = function () {
-  var self = this;
+  const self = this;
   return this.proposal.hunks.filter(function (h) { return self.decisions[h.index]; }).length;
 };
 
 Review.prototype.accepted = function () {
-  var self = this;
+  const self = this;
   return this.proposal.hunks
     .filter(function (h) { return self.decisions[h.index] === "accept"; })
     .map(function (h) { return h.index; });
@@ -130,7 +130,7 @@ Review.prototype.answer = function (index, decision) {
 };
 
 Review.prototype.answerAll = function (decision) {
-  var self = this;
+  const self = this;
   this.proposal.hunks.forEach(function (h) {
     self.decisions[h.index] = decision;
     self.paint(h.index);
@@ -139,9 +139,9 @@ Review.prototype.answerAll = function (decision) {
 };
 
 Review.prototype.paint = function (index) {
-  var node = this.controls[index];
+  const node = this.controls[index];
   if (!node) return;
-  var decision = this.decisions[index] || "";
+  const decision = this.decisions[index] || "";
   node.setAttribute("data-answer", decision);
   node.querySelectorAll("[data-answer-button]").forEach(function (button) {
     button.setAttribute("aria-pressed", String(button.getAttribute("data-answer-button") === decision));
@@ -151,19 +151,19 @@ Review.prototype.paint = function (index) {
 };
 
 Review.prototype.control = function (hunk, split) {
-  var self = this;
-  var node = el("div", "drafts-hunk" + (split ? " drafts-hunk--split" : ""));
+  const self = this;
+  const node = el("div", "drafts-hunk" + (split ? " drafts-hunk--split" : ""));
   node.setAttribute("data-testid", "hunk");
   node.setAttribute("data-hunk", String(hunk.index));
-  var label = el("span", "drafts-hunk__label");
+  const label = el("span", "drafts-hunk__label");
   label.appendChild(el("strong", "", "Change " + (hunk.index + 1) + " of " + this.total()));
   label.appendChild(document.createTextNode(" · " + describe(hunk)));
   node.appendChild(label);
   node.appendChild(el("span", "drafts-hunk__state", ""));
   node.lastChild.setAttribute("data-answer-state", "");
-  var buttons = el("span", "drafts-hunk__buttons");
+  const buttons = el("span", "drafts-hunk__buttons");
   [["accept", "Accept"], ["reject", "Reject"]].forEach(function (pair) {
-    var button = el("button", "button button--small drafts-hunk__" + pair[0], pair[1]);
+    const button = el("button", "button button--small drafts-hunk__" + pair[0], pair[1]);
     button.type = "button";
     button.setAttribute("data-answer-button", pair[0]);
     button.setAttribute("aria-pressed", "false");
@@ -180,16 +180,16 @@ Review.prototype.control = function (hunk, split) {
 
 // Current | Suggested, each side with only its changed lines tinted.
 Review.prototype.columns = function (hunk) {
-  var grid = el("div", "drafts-split");
+  const grid = el("div", "drafts-split");
   [
     ["Current", hunk.old_lines, hunk.old_spans, "drafts-line--remove"],
     ["Suggested", hunk.new_lines, hunk.new_spans, "drafts-line--add"]
   ].forEach(function (side) {
-    var column = el("div", "drafts-split__col");
+    const column = el("div", "drafts-split__col");
     column.appendChild(el("div", "drafts-split__title", side[0]));
-    var body = el("div", "drafts-split__lines");
+    const body = el("div", "drafts-split__lines");
     side[1].forEach(function (line, i) {
-      var changed = spanEnd(side[2], i) >= 0;
+      const changed = spanEnd(side[2], i) >= 0;
       body.appendChild(el("div", "drafts-split__line" + (changed ? " " + side[3] : ""), bare(line)));
     });
     column.appendChild(body);
@@ -200,17 +200,17 @@ Review.prototype.columns = function (hunk) {
 
 // (Re)build the Doc for this width; decisions survive a rebuild.
 Review.prototype.render = function (wide) {
-  var self = this;
-  var base = linesOf(this.proposal.base_text);
-  var hunks = this.proposal.hunks.slice().sort(function (a, b) { return a.old_start - b.old_start; });
-  var lines = [];
-  var kinds = [];
-  var anchors = []; // {hunk, at: doc line the control goes above, split}
-  var position = 0;
+  const self = this;
+  const base = linesOf(this.proposal.base_text);
+  const hunks = this.proposal.hunks.slice().sort(function (a, b) { return a.old_start - b.old_start; });
+  const lines = [];
+  const kinds = [];
+  const anchors = []; // {hunk, at: doc line the control goes above, split}
+  let position = 0;
   function push(text, kind) { lines.push(bare(text)); kinds.push(kind); }
   hunks.forEach(function (hunk) {
     for (; position < hunk.old_start; position++) push(base[position], "same");
-    var split = wide && hunk.kind === "replace";
+    const split = wide && hunk.kind === "replace";
     anchors.push({ hunk: hunk, at: lines.length, split: split });
     if (!split) hunkRows(hunk).forEach(function (row) { push(row.text, row.kind); });
     position = hunk.old_end;
@@ -225,7 +225,7 @@ Review.prototype.render = function (wide) {
     if (kind === "remove") self.doc.addLineClass(n, "background", "drafts-line--remove");
   });
   anchors.forEach(function (anchor) {
-    var node = self.control(anchor.hunk, anchor.split);
+    const node = self.control(anchor.hunk, anchor.split);
     if (anchor.at < lines.length) {
       self.doc.addLineWidget(anchor.at, node, { above: true });
     } else {

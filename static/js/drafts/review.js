@@ -26,7 +26,7 @@ export function openReview(id) {
       say(r.data.error || "Could not open that suggestion.", "error");
       return;
     }
-    var proposal = r.data;
+    const proposal = r.data;
     if (proposal.status !== "pending") {
       delete state.pending[proposal.id];
       paintMarks();
@@ -72,9 +72,9 @@ function apply(tab, review) {
   if (review.applying) return;
   review.applying = true;
   paintReviewBar(tab);
-  var id = review.proposal.id;
-  var accepted = review.accepted();
-  var wasDirty = dirty(tab);
+  const id = review.proposal.id;
+  const accepted = review.accepted();
+  const wasDirty = dirty(tab);
   request(fill(page.urls.urlApply, id), { method: "POST", body: { accepted: accepted } }).then(function (r) {
     review.applying = false;
     if (!r.ok) {
@@ -96,7 +96,7 @@ function apply(tab, review) {
 }
 
 function discard(tab) {
-  var id = tab.review.proposal.id;
+  const id = tab.review.proposal.id;
   request(fill(page.urls.urlDiscard, id), { method: "POST", body: {} }).then(function (r) {
     if (!r.ok) {
       say(r.data.error || "Could not discard the suggestion.", "error");
@@ -109,10 +109,10 @@ function discard(tab) {
 
 export function reviewStart() {
   page.offerEl.addEventListener("click", function (event) {
-    var button = event.target.closest("[data-proposal]");
+    const button = event.target.closest("[data-proposal]");
     if (button) openReview(button.getAttribute("data-proposal"));
   });
-  var reviewBar = page.reviewBar;
+  const reviewBar = page.reviewBar;
   reviewBar.querySelectorAll("[data-review-all]").forEach(function (button) {
     button.addEventListener("click", function () {
       if (state.active && state.active.review) state.active.review.answerAll(button.getAttribute("data-review-all"));

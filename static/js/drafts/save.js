@@ -20,8 +20,8 @@ export function save(tab) {
   if (!tab || !tab.doc) return Promise.resolve(false);
   if (!dirty(tab)) return Promise.resolve(true);
   if (tab.saving) return tab.saving;
-  var generation = tab.doc.changeGeneration(true);
-  var text = tab.doc.getValue();
+  const generation = tab.doc.changeGeneration(true);
+  const text = tab.doc.getValue();
   page.saveStatus.textContent = "Saving…";
   tab.saving = request(page.urls.urlSave, { method: "POST", body: { name: tab.name, text: text, hash: tab.hash } })
     .then(function (r) {
@@ -44,7 +44,7 @@ export function save(tab) {
 }
 
 export function saveAll() {
-  var names = Object.keys(state.tabs).filter(function (name) { return dirty(state.tabs[name]); });
+  const names = Object.keys(state.tabs).filter(function (name) { return dirty(state.tabs[name]); });
   return Promise.all(names.map(function (name) { return save(state.tabs[name]); }))
     .then(function (results) { return results.every(Boolean); });
 }

@@ -11,10 +11,10 @@ import { layout } from "./side.js";
 import { refreshReviewWidth, show } from "./tabs.js";
 
 // The width below which the panes stack (app.css, the drafts' media query).
-var PHONE_QUERY = "(max-width: 56rem)";
+const PHONE_QUERY = "(max-width: 56rem)";
 
 export function sideTogglesStart() {
-  var side = window.localStorage.getItem(SIDE_KEY);
+  let side = window.localStorage.getItem(SIDE_KEY);
   // At phone width the preview replaces the editor (app.css), so a draft
   // opened there without a remembered choice opens for editing.
   if (side === null && window.matchMedia(PHONE_QUERY).matches) side = "";
@@ -23,8 +23,8 @@ export function sideTogglesStart() {
 
   page.root.querySelectorAll("[data-side-toggle]").forEach(function (button) {
     button.addEventListener("click", function () {
-      var mode = button.getAttribute("data-side-toggle");
-      var next = effectiveSide() === mode ? "" : mode;
+      const mode = button.getAttribute("data-side-toggle");
+      const next = effectiveSide() === mode ? "" : mode;
       state.side = next;
       state.previewDuringReview = next === "preview" && reviewing();
       window.localStorage.setItem(SIDE_KEY, state.side);
@@ -35,7 +35,7 @@ export function sideTogglesStart() {
     });
   });
 
-  var resizeTimer = null;
+  let resizeTimer = null;
   window.addEventListener("resize", function () {
     window.clearTimeout(resizeTimer);
     resizeTimer = window.setTimeout(function () {

@@ -7,7 +7,7 @@ import { effectiveSide, page } from "./state.js";
 import { measureAnchors } from "./preview.js";
 
 export function layout() {
-  var shown = effectiveSide();
+  const shown = effectiveSide();
   page.root.setAttribute("data-side", shown);
   page.previewPane.hidden = shown !== "preview";
   page.chatPane.hidden = shown !== "chat";

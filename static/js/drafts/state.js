@@ -3,8 +3,8 @@
 //
 // Exports:
 //   page  - fixed once main.js has started (pageRead): the editor's root, its
-//           data-* URLs (page.urls), the CSRF token, the elements the modules
-//           paint, and the one CodeMirror instance (page.cm, set by main.js).
+//           data-* URLs (page.urls), the elements the modules paint, and the
+//           one CodeMirror instance (page.cm, set by main.js).
 //   state - what changes: the open tabs, the active one, the suggestions
 //           waiting, build results, the side panel and the preview's view.
 //   pageRead(root) - fill `page` (main.js calls it once).
@@ -30,7 +30,6 @@ export function pageRead(root) {
   function $(selector) { return root.querySelector(selector); }
   page.root = root;
   page.urls = root.dataset;
-  page.csrf = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"] || "";
   page.tabsEl = $("[data-tabs]");
   page.editorEl = $("[data-editor]");
   page.messageEl = $("[data-message]");

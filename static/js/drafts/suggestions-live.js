@@ -11,7 +11,7 @@ import { paintOffer } from "./review-bar.js";
 // socket was not yet (or no longer) connected was never announced.
 function refreshPending() {
   page.root.querySelectorAll("a[data-file]").forEach(function (link) {
-    var name = link.getAttribute("data-file");
+    const name = link.getAttribute("data-file");
     request(page.urls.urlFile + "?name=" + encodeURIComponent(name)).then(function (r) {
       if (!r.ok) return;
       Object.keys(state.pending).forEach(function (id) {
@@ -25,14 +25,14 @@ function refreshPending() {
 }
 
 export function listen(delay) {
-  var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
-  var socket = new WebSocket(scheme + window.location.host + "/ws/drafts/" + page.urls.draft + "/");
+  const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
+  const socket = new WebSocket(scheme + window.location.host + "/ws/drafts/" + page.urls.draft + "/");
   socket.addEventListener("open", function () {
     delay = 1000;
     refreshPending();
   });
   socket.addEventListener("message", function (event) {
-    var data = JSON.parse(event.data);
+    const data = JSON.parse(event.data);
     if (data.event !== "proposal") return;
     state.pending[data.proposal_id] = { id: data.proposal_id, filename: data.filename, changes: 0 };
     paintMarks();

@@ -22,7 +22,7 @@ import { showBuild } from "./build.js";
 import { paintOffer, paintReviewBar } from "./review-bar.js";
 
 function makeTab(name) {
-  var tab = { name: name, doc: null, hash: "", clean: 0, review: null, view: "file", ready: null };
+  const tab = { name: name, doc: null, hash: "", clean: 0, review: null, view: "file", ready: null };
   tab.el = document.createElement("div");
   tab.el.className = "drafts-tab";
   tab.el.setAttribute("data-tab", name);
@@ -50,7 +50,7 @@ function makeTab(name) {
 }
 
 function openTab(name) {
-  var tab = state.tabs[name] || makeTab(name);
+  const tab = state.tabs[name] || makeTab(name);
   if (!tab.ready) {
     tab.ready = request(page.urls.urlFile + "?name=" + encodeURIComponent(name)).then(function (r) {
       if (!r.ok) {
@@ -72,15 +72,15 @@ function openTab(name) {
 }
 
 function closeTab(tab) {
-  var go = dirty(tab) ? save(tab) : Promise.resolve(true);
+  const go = dirty(tab) ? save(tab) : Promise.resolve(true);
   go.then(function (saved) {
     if (!saved || Object.keys(state.tabs).length < 2) return;
-    var names = Object.keys(state.tabs);
+    const names = Object.keys(state.tabs);
     tab.el.remove();
     delete state.tabs[tab.name];
     if (tab === state.active) {
       state.active = null;
-      var next = names[names.indexOf(tab.name) + 1] || names[names.indexOf(tab.name) - 1];
+      const next = names[names.indexOf(tab.name) + 1] || names[names.indexOf(tab.name) - 1];
       if (next) activate(next);
     }
     paintMarks();
@@ -90,7 +90,7 @@ function closeTab(tab) {
 export function activate(name) {
   return openTab(name).then(function (tab) {
     if (!tab) return null;
-    var switched = state.active !== tab;
+    const switched = state.active !== tab;
     state.active = tab;
     show(tab);
     if (switched) {
@@ -105,7 +105,7 @@ export function activate(name) {
       if (page.exportButton) page.exportButton.hidden = !isMarkdown(name);
       page.buildStatus.textContent = "";
       page.saveStatus.textContent = "";
-      var built = state.builds[name];
+      const built = state.builds[name];
       state.previewView = built && built.ok && built.kind === "compile" ? "pdf" : "text";
       showBuild();
       refreshPreview();
@@ -118,13 +118,13 @@ export function activate(name) {
 
 // Put the tab's file (or its review) in the editor.
 export function show(tab) {
-  var cm = page.cm;
-  var inReview = tab.view === "review" && !!tab.review;
+  const cm = page.cm;
+  const inReview = tab.view === "review" && !!tab.review;
   if (!inReview) state.previewDuringReview = false;
   page.root.toggleAttribute("data-reviewing", inReview);
   layout();
   if (inReview && (!tab.review.doc || tab.review.wide !== isWide())) tab.review.render(isWide());
-  var doc = inReview ? tab.review.doc : tab.doc;
+  const doc = inReview ? tab.review.doc : tab.doc;
   if (cm.getDoc() !== doc) cm.swapDoc(doc);
   cm.setOption("readOnly", inReview ? true : false);
   cm.setOption("lineNumbers", !inReview);

@@ -82,10 +82,11 @@ document.addEventListener("submit", (event) => {
     button.setAttribute("aria-expanded", String(!collapsed));
     field.value = collapsed ? "0" : "1"; // what the next press asks for
   }
+  const body = new FormData(form); // before the field turns to the next press's value
   showState(collapse);
   fetch(form.action, {
     method: "POST",
-    body: new FormData(form),
+    body: body,
     headers: { "X-Requested-With": "fetch" },
     credentials: "same-origin",
   }).then((answer) => {

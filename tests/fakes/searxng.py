@@ -56,7 +56,7 @@ class FakeSearch(FakeWeb):
 
     def result(self, title: str, where: str, snippet: str = "") -> None:
         """A result for every search: `where` is a path of this server or a whole URL."""
-        url = where if "://" in where else self.url(where)
+        url = self.url(where) if where.startswith("/") else where
         self.results.append({"title": title, "url": url, "snippet": snippet})
 
     def sent_to(self, path: str) -> int:

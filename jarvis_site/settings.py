@@ -329,6 +329,10 @@ CHAT_FIRST_SEARCH = env_bool("JARVIS_CHAT_FIRST_SEARCH", True)
 # (a small model's greedy run-away otherwise writes for ten minutes).
 CHAT_REPLY_MAX_TOKENS = env_int("JARVIS_CHAT_REPLY_MAX_TOKENS", 1500, minimum=64)
 CHAT_REPLY_SECONDS = env_int("JARVIS_CHAT_REPLY_SECONDS", 300, minimum=10)
+# One person's send flood (apps/chats/flood.py): replies of theirs running at once,
+# and replies started in the last minute. Others are unaffected.
+CHAT_MAX_RUNNING_PER_PERSON = env_int("JARVIS_CHAT_MAX_RUNNING_PER_PERSON", 3, minimum=1)
+CHAT_MAX_REPLIES_PER_MINUTE = env_int("JARVIS_CHAT_MAX_REPLIES_PER_MINUTE", 20, minimum=1)
 
 # --- Agent chats: the terminal panel (apps/agents/terminal/)
 # A terminal nobody watches and nobody types into is closed after this long.

@@ -17,13 +17,14 @@ from apps.accounts.models import User
 from apps.accounts.response_style import set_response_style
 from apps.chats import approvals, history, tree
 from apps.chats.attachments import ATTACHED_IMAGE, attachments_of, mentions_and_blocks
+from apps.chats.flood import flood_check
 from apps.chats.models import Chat, Message, PendingAction
 from apps.chats.selectors import busy_message
 from apps.core.errors import Conflict, Refused
 from apps.instance.models import ModelEntry
 from apps.instance.selectors import instance_settings
 from apps.library.selectors import visible_to
-from apps.library.services.documents import document_remove
+from apps.library.services import document_remove
 from apps.llm.selectors import default_model_for, resolve_model
 
 TITLE_CHARS = 80
@@ -79,6 +80,7 @@ def turn_start(
     with transaction.atomic():
         created = chat is None
         if created:
+            flood_check(user)
             chat = Chat.objects.create(owner=user, title=_title_from(text), model_label=model_label)
         else:
             _lock(chat)
@@ -103,6 +105,8 @@ def _lock(chat: Chat) -> None:
     may have moved it since `chat` was loaded)."""
     if busy_message(chat) is not None:
         raise Conflict(BUSY)
+    # One person's flood of sends across many chats: refused, others unaffected.
+    flood_check(chat.owner)
     # An agent chat whose owner lost the right to run things starts no turn
     # (nor a regenerated or edited one).
     refusal = approvals.policy_refusal(chat)

@@ -27,7 +27,7 @@ from apps.chats.pages import chat_header_context, chat_page_context, conversatio
 from apps.chats.reply import Reply
 from apps.chats.runner import reply_resume, reply_start, reply_stop_waiting
 from apps.chats.selectors import approval_card_for, chats_of, get_chat_for
-from apps.core.errors import Conflict, JarvisError
+from apps.core.errors import Conflict, JarvisError, TooMany
 from apps.core.ids import parse_id, parse_ids
 from apps.core.middleware import csp_allow_inline_styles
 from apps.core.refusals import refusal_html, refusal_swapped
@@ -153,6 +153,8 @@ async def answer_send(
             )
     except Conflict as exc:
         return HttpResponse(_error(str(exc)), status=409)
+    except TooMany as exc:
+        return HttpResponse(_error(str(exc)), status=429)
     except JarvisError as exc:
         return HttpResponse(_error(str(exc)), status=400)
     reply_start(answer.pk, started.pk)
@@ -300,6 +302,8 @@ async def _branch_changed(
         answer = await sync_to_async(change)()
     except Conflict as exc:
         return HttpResponse(_error(str(exc)), status=409)
+    except TooMany as exc:
+        return HttpResponse(_error(str(exc)), status=429)
     except JarvisError as exc:
         return HttpResponse(_error(str(exc)), status=400)
     if answer is not None:

@@ -11,6 +11,10 @@ class Refused(JarvisError):
     """The request is understood but not allowed or not possible as asked."""
 
 
+class TooMany(Refused):
+    """The person asked too often or has too much running; trying later works (HTTP 429)."""
+
+
 class Conflict(JarvisError):
     """The thing changed underneath the caller; nothing was written."""
 

@@ -180,9 +180,7 @@ def answered_round(card: PendingAction) -> tuple[list[ToolCall], list[Decision]]
         elif verdict == Verdict.QUESTION:
             verdict, result = Verdict.ANSWERED, results.get(saved["id"], "")
         decisions.append(
-            Decision(
-                verdict, saved["reason"], saved["note"], saved.get("details") or {}, result
-            )
+            Decision(verdict, saved["reason"], saved["note"], saved.get("details") or {}, result)
         )
     return calls, decisions
 

@@ -351,9 +351,7 @@ async def _tool_loop(generation, turn, ctx, conversation, specs):
         # The model's questions (ask_user) put the round on one card for the person.
         decisions, questions = ask.round_questions(ctx, calls, decisions)
         if questions or any(d.verdict == approvals.Verdict.ASK for d in decisions):
-            await rounds.wait_for_approval(
-                generation, ctx, calls, decisions, questions=questions
-            )
+            await rounds.wait_for_approval(generation, ctx, calls, decisions, questions=questions)
             return None
         results = await rounds.run_calls(generation, turn, ctx, calls, decisions)
         if results is None:

@@ -161,9 +161,7 @@ def test_stop_closes_the_card_unanswered_and_ends_the_reply(owner, local_model, 
     llm.queue(Reply(text="Fine."))
     run_turn(owner, "Never mind", chat=chat)
     sent = llm.chat_requests[-1].json["messages"]
-    assert not any(m.get("tool_calls") for m in sent) and not any(
-        m["role"] == "tool" for m in sent
-    )
+    assert not any(m.get("tool_calls") for m in sent) and not any(m["role"] == "tool" for m in sent)
 
 
 def test_answers_the_card_does_not_allow_are_refused_and_nothing_resumes(
@@ -217,10 +215,12 @@ def test_the_question_limits_hold(owner, local_model, llm):
     too_many = {"questions": [f"Question {n}?" for n in range(ask.MAX_QUESTIONS + 1)]}
     one_choice = {"questions": [{"question": "Sure?", "choices": ["Yes"]}]}
     llm.queue(
-        Reply(tool_calls=[("ask_user", json.dumps(too_many)), ("ask_user", json.dumps(one_choice))]),
+        Reply(
+            tool_calls=[("ask_user", json.dumps(too_many)), ("ask_user", json.dumps(one_choice))]
+        ),
         Reply(text="Fine."),
     )
-    _, answer = run_turn(owner, "Plan my trip")
+    run_turn(owner, "Plan my trip")
     assert not PendingAction.objects.filter(kind="ask_user").exists()
     first, second = (m["content"] for m in tool_messages(llm))
     assert f"at most {ask.MAX_QUESTIONS} questions" in first

@@ -98,7 +98,9 @@ def _arguments(text: str) -> dict:
     try:
         value = json.loads(text or "{}")
     except json.JSONDecodeError as exc:
-        raise ToolError(f"The arguments are not valid JSON ({exc.msg}); send a JSON object.")
+        raise ToolError(
+            f"The arguments are not valid JSON ({exc.msg}); send a JSON object."
+        ) from None
     if not isinstance(value, dict):
         raise ToolError("The arguments must be a JSON object.")
     return value

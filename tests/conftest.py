@@ -19,6 +19,10 @@ settings.load_profile("jarvis")
 
 PASSWORD = "correct horse battery staple"
 
+# The fixtures and helpers more than one folder uses (signed_in, the library's
+# vaults and embedder, the fake model, run_turn, the MCP household).
+pytest_plugins = ["tests.support.fixtures"]
+
 
 @pytest.fixture
 def make_user(db):

@@ -11,7 +11,7 @@
 // button in the server's words.
 //
 // Read aloud: each reply carries a hidden button (templates/voice/
-// _read_aloud.html); it is shown once the reply is finished, when the page's
+// _read_aloud.html); it is shown once the reply is finished and has words, when the page's
 // <meta name="jarvis-voice-speak"> is on. Pressing it posts to
 // /voice/speak/<id>/ and plays the audio through Web Audio (the page's CSP
 // allows no blob: media, and Web Audio needs none). Pressing again stops it.
@@ -301,7 +301,9 @@ function refreshReadAloud() {
     const answer = document.getElementById("msg-" + id + "-answer");
     const finished = Boolean(status && FINISHED.has(status.dataset.status));
     const worded = Boolean(answer && answer.textContent.trim());
-    button.hidden = !(on && finished && worded);
+    // The wrapper, not the button: a .button's own display would beat `hidden`.
+    const wrapper = button.closest("[data-voice-read]") || button;
+    wrapper.hidden = !(on && finished && worded);
   });
 }
 

@@ -18,9 +18,6 @@ from django.contrib.auth.models import Group, Permission
 
 from apps.accounts import permissions
 from apps.agents import services, ssh
-
-# The chat fixtures: a fake OpenAI-compatible server as a local model.
-from tests.chats.conftest import llm, local_model  # noqa: F401
 from tests.fakes.sshd import FakeSSHD
 
 

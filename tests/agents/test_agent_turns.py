@@ -19,8 +19,8 @@ from apps.chats import approvals
 from apps.chats.models import Message
 from apps.chats.runner import reply_resume
 from tests.agents.conftest import pinned_profile
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

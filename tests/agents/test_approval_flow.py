@@ -27,8 +27,8 @@ from apps.chats.models import Message, PendingAction
 from apps.chats.runner import reply_start
 from tests.agents.conftest import grant_agents, pinned_profile, shown_mode
 from tests.agents.test_agent_turns import agent_chat, resume
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn, signed_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -62,12 +62,6 @@ def append_call(name="ran.log", cwd=None) -> tuple[str, str]:
 def runs(project, name="ran.log") -> int:
     path = project / name
     return len(path.read_text().splitlines()) if path.exists() else 0
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def approve_all_on_a_card(user, chat, llm) -> None:

@@ -11,22 +11,15 @@ import re
 import pytest
 from asgiref.sync import async_to_sync
 from django.apps import apps as django_apps
-from django.test import Client
 
 from apps.chats import services
 from apps.chats.history import search_history
 from apps.chats.models import Chat, Message
 from apps.chats.runner import reply_start
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn, signed_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def finish(answer: Message) -> Message:

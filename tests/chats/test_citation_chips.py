@@ -11,8 +11,8 @@ import pytest
 from django.test import Client
 
 from apps.library.ingest.sync import source_sync
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

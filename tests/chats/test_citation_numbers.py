@@ -9,8 +9,8 @@ import pytest
 
 from apps.chats.citations import verify
 from apps.library.ingest.sync import source_sync
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn
 
 
 def test_the_number_just_past_the_last_passage_is_cut():

@@ -8,21 +8,14 @@ import json
 import re
 
 import pytest
-from django.test import Client
 
 from apps.chats import services
 from apps.library.ingest.sync import source_sync
-from tests.chats.conftest import run_turn
 from tests.chats.test_branches import finish
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn, signed_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ from apps.accounts.models import Memory
 from apps.chats.models import Chat, PendingAction
 from apps.chats.tools import TOOLS, TurnContext, run_tool
 from apps.instance.prompts import system_prompt as instance_prompt
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

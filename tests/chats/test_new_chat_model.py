@@ -7,19 +7,12 @@ only local models."""
 import re
 
 import pytest
-from django.test import Client
 
 from apps.chats.models import Chat
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn, signed_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def picker(html: str) -> list[tuple[str, bool, str]]:

@@ -13,16 +13,10 @@ from django.test import Client
 from apps.chats.models import Chat, Message
 from apps.library.ingest.sync import source_sync
 from jarvis_site.asgi import application
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn, signed_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def socket_connects(client: Client, chat_id: int) -> bool:

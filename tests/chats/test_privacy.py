@@ -12,8 +12,8 @@ from apps.chats.tools import LOCAL_ONLY_STOP, MIXED_CAVEAT
 from apps.core.errors import Refused
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Document
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -16,8 +16,8 @@ from apps.chats.models import Chat, Message
 from apps.chats.pages import chat_header_frame
 from apps.core.errors import Refused
 from jarvis_site.asgi import application
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,9 +9,8 @@ import re
 import pytest
 
 from apps.library.models import Document
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
-from tests.mcp.conftest import MARKER, household  # noqa: F401
+from tests.support.fixtures import MARKER, run_turn
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("household")]
 

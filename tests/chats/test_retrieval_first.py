@@ -9,8 +9,8 @@ import pytest
 from apps.chats.first_search import NOTHING, not_about_notes
 from apps.chats.tools import LOCAL_ONLY_STOP
 from apps.library.ingest.sync import source_sync
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -7,8 +7,8 @@ import pytest
 
 from apps.chats.refusals import SEARCH_FIRST, is_refusal
 from apps.library.ingest.sync import source_sync
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,8 +11,8 @@ from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 
 from jarvis_site.asgi import application
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn
 from tests.support.sockets import session_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)

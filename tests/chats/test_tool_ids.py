@@ -7,8 +7,8 @@ import pytest
 
 from apps.chats.models import Message
 from apps.library.ingest.sync import source_sync
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

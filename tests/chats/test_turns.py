@@ -11,8 +11,8 @@ from apps.chats.models import Message, PendingAction
 from apps.chats.reply import Reply as ChatReply
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Document
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

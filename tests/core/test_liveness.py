@@ -7,21 +7,15 @@ import signal
 from datetime import timedelta
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 
 from apps.core.heartbeat import beat
 from apps.core.jobs import close_overrun_runs, job_run
 from apps.core.models import Heartbeat, JobRun
+from tests.support.fixtures import signed_in
 from tests.support.processes import huey_consumer, wait_until
 
 BADGE = "Background worker not running"
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def stale_by(seconds: int) -> None:

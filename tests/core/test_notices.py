@@ -9,18 +9,12 @@ from datetime import timedelta
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.test import Client
 
 from apps.core.models import Notice
 from apps.core.notices import group_notices, notice_send, toasts_for
 from jarvis_site.asgi import application
 from tests.core.test_websocket import headers_for, signed_in_client
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+from tests.support.fixtures import signed_in
 
 
 @pytest.mark.django_db

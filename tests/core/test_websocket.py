@@ -12,16 +12,11 @@ from django.test import Client
 
 from apps.core.consumers import CLOSE_SESSION_ENDED
 from jarvis_site.asgi import application
+from tests.support.fixtures import signed_in as signed_in_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ORIGIN = (b"origin", b"http://localhost")
-
-
-def signed_in_client(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def headers_for(client: Client | None, origin=ORIGIN):

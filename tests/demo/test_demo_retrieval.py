@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 
 from apps.accounts.models import User
-from tests.chats.conftest import run_turn
+from tests.support.fixtures import run_turn
 
 CASES = [
     ("boiler", "home/boiler_service_2026-10.md", "home/boiler_service_2026-03.md"),

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-# The chat fixtures: a fake OpenAI-compatible server as a local or cloud model.
-from tests.chats.conftest import cloud_model, cloud_user, llm, local_model  # noqa: F401
-
 
 @pytest.fixture(autouse=True)
 def drafts_root(tmp_path, settings):

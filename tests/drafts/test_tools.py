@@ -10,8 +10,8 @@ import pytest
 from apps.chats.models import Chat, PendingAction
 from apps.drafts import sandbox, services
 from apps.drafts.models import Draft, Proposal
-from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import run_turn
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

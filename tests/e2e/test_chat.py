@@ -20,25 +20,15 @@ from django.db import connections
 from apps.chats.models import Message
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Document
-from tests.chats import conftest as chat_fixtures
-from tests.chats.conftest import run_turn
 from tests.e2e.conftest import screenshot
 from tests.fakes.llm import Reply
 from tests.support.browser import collect_errors, sign_in
+from tests.support.fixtures import run_turn
 
 pytestmark = pytest.mark.e2e
 
 # The chat fixtures (the fake model server as a local and a cloud model, a
 # person allowed cloud models) and the library ones they bring (vault, embedder).
-llm = chat_fixtures.llm
-local_model = chat_fixtures.local_model
-cloud_model = chat_fixtures.cloud_model
-cloud_user = chat_fixtures.cloud_user
-vaults_root = chat_fixtures.vaults_root
-vault = chat_fixtures.vault
-make_vault = chat_fixtures.make_vault
-make_source = chat_fixtures.make_source
-embedder = chat_fixtures.embedder
 
 QUESTION = "Who replaced the diverter valve?"
 ANSWER = (

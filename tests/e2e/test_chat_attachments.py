@@ -10,7 +10,6 @@ import re
 import pytest
 
 from apps.library.models import Document
-from tests.chats import conftest as chat_fixtures
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_chat import new_chat_url, reply_state, send, wait_for_status
 from tests.fakes.llm import Reply
@@ -19,8 +18,6 @@ from tests.support.processes import daphne_server, huey_consumer
 
 pytestmark = pytest.mark.e2e
 
-llm = chat_fixtures.llm
-local_model = chat_fixtures.local_model
 
 NOTE = (
     "# Bike lock\n\nThe combination of the blue bike lock is 4-7-1-9. "

@@ -14,24 +14,14 @@ from __future__ import annotations
 import pytest
 
 from apps.chats.models import Chat, Message
-from tests.chats import conftest as chat_fixtures
-from tests.chats.conftest import run_turn
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_chat import boiler_note, in_a_thread, search_then
 from tests.fakes.llm import Reply
 from tests.support.browser import collect_errors, sign_in
+from tests.support.fixtures import run_turn
 
 pytestmark = pytest.mark.e2e
 
-llm = chat_fixtures.llm
-local_model = chat_fixtures.local_model
-cloud_model = chat_fixtures.cloud_model
-cloud_user = chat_fixtures.cloud_user
-vaults_root = chat_fixtures.vaults_root
-vault = chat_fixtures.vault
-make_vault = chat_fixtures.make_vault
-make_source = chat_fixtures.make_source
-embedder = chat_fixtures.embedder
 boiler_note = boiler_note  # the fixture, used by name below
 
 # Counts the chat socket's frames, so a test can wait for the first one (the

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.chats import conftest as chat_fixtures
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_chat import (
     new_chat_url,
@@ -25,8 +24,6 @@ from tests.support.browser import collect_errors, sign_in
 
 pytestmark = pytest.mark.e2e
 
-llm = chat_fixtures.llm
-local_model = chat_fixtures.local_model
 
 REPLIES = "[data-testid=reply]"
 

@@ -32,7 +32,6 @@ from apps.chats.models import Chat
 from apps.drafts.hunks import diff_hunks
 from apps.drafts.models import Draft, Proposal
 from apps.drafts.services import draft_add_file, draft_create
-from tests.chats import conftest as chat_fixtures
 from tests.e2e.conftest import screenshot
 from tests.fakes.llm import Reply
 from tests.support.browser import collect_errors, sign_in
@@ -68,8 +67,6 @@ SUGGESTED = ORIGINAL.replace(
 MERGED = ORIGINAL.replace("broke on 3 May.", "broke on 3 May 2026, at about ten at night.")
 
 # The fake model server, registered as the default local model.
-llm = chat_fixtures.llm
-local_model = chat_fixtures.local_model
 
 EDITOR_JS = "document.querySelector('[data-editor] .CodeMirror').CodeMirror"
 EDITOR_TEXT_JS = f"{EDITOR_JS}.getValue()"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from apps.chats.models import Message
-from tests.chats import conftest as chat_fixtures
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_chat import new_chat_url, wait_for_status
 from tests.fakes.llm import Reply
@@ -14,8 +13,6 @@ from tests.support.browser import collect_errors, sign_in
 
 pytestmark = pytest.mark.e2e
 
-llm = chat_fixtures.llm
-local_model = chat_fixtures.local_model
 
 # WCAG's contrast ratio between the focused element's outline and what is
 # behind it (the nearest ancestor with a background colour).

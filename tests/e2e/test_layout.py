@@ -18,7 +18,6 @@ from apps.chats.models import Chat, Message
 from apps.drafts.services import draft_create
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Source
-from tests.chats import conftest as chat_fixtures
 from tests.e2e.conftest import screenshot
 from tests.fakes.llm import Reply
 from tests.support.browser import collect_errors, sign_in
@@ -26,13 +25,6 @@ from tests.support.processes import daphne_server
 
 pytestmark = pytest.mark.e2e
 
-llm = chat_fixtures.llm
-local_model = chat_fixtures.local_model
-vaults_root = chat_fixtures.vaults_root
-vault = chat_fixtures.vault
-make_vault = chat_fixtures.make_vault
-make_source = chat_fixtures.make_source
-embedder = chat_fixtures.embedder
 
 PHONE = {"width": 390, "height": 844}
 LAPTOP = {"width": 1280, "height": 800}

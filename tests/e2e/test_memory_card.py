@@ -8,17 +8,13 @@ import json
 import pytest
 
 from apps.accounts.models import Memory
-from tests.chats import conftest as chat_fixtures
-from tests.chats.conftest import run_turn
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_chat import in_a_thread
 from tests.fakes.llm import Reply
 from tests.support.browser import collect_errors, sign_in
+from tests.support.fixtures import run_turn
 
 pytestmark = pytest.mark.e2e
-
-llm = chat_fixtures.llm
-local_model = chat_fixtures.local_model
 
 
 def test_keep_stores_the_edited_memory_and_dont_keep_stores_nothing(

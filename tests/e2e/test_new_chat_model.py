@@ -8,16 +8,11 @@ from __future__ import annotations
 import pytest
 
 from apps.chats.models import Chat
-from tests.chats import conftest as chat_fixtures
 from tests.fakes.llm import Reply
 from tests.support.browser import collect_errors, sign_in
 
 pytestmark = pytest.mark.e2e
 
-llm = chat_fixtures.llm
-local_model = chat_fixtures.local_model
-cloud_model = chat_fixtures.cloud_model
-cloud_user = chat_fixtures.cloud_user
 
 ANSWER = "The big model says hello."
 

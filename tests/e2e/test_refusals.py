@@ -13,19 +13,13 @@ from __future__ import annotations
 import pytest
 
 from apps.chats.models import Chat, Message
-from tests.chats import conftest as chat_fixtures
-from tests.chats.conftest import run_turn
 from tests.e2e.conftest import screenshot
 from tests.e2e.test_chat import in_a_thread, wait_for_partial
 from tests.fakes.llm import Reply
 from tests.support.browser import collect_errors, sign_in
+from tests.support.fixtures import run_turn
 
 pytestmark = pytest.mark.e2e
-
-llm = chat_fixtures.llm
-local_model = chat_fixtures.local_model
-cloud_model = chat_fixtures.cloud_model
-cloud_user = chat_fixtures.cloud_user
 
 
 def real(errors: list[str]) -> list[str]:

@@ -16,14 +16,9 @@ from apps.library.models import Document, Source
 from apps.library.services.adding import upload_add
 from apps.library.tasks import ingest_task
 from apps.library.worker_queue import ordinal
+from tests.support.fixtures import signed_in
 
 pytestmark = pytest.mark.django_db
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def pending(owner, name: str, text: str = "") -> Document:

@@ -9,6 +9,7 @@ from django.test import Client
 
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Document, Source
+from tests.support.fixtures import signed_in
 
 
 def pdf_bytes(*pages: str) -> bytes:
@@ -16,12 +17,6 @@ def pdf_bytes(*pages: str) -> bytes:
     for text in pages:
         pdf.new_page().insert_text((72, 72), text)
     return pdf.tobytes()
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from django.test import Client
 from apps.library.index.tables import index_state
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Document, Source
+from tests.support.fixtures import signed_in
 
 
 @pytest.fixture
@@ -40,12 +41,6 @@ def parsed_elements(html: str) -> list[tuple[str, list]]:
 
 def doc(path: str) -> Document:
     return Document.objects.get(path=path)
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 class TestLibraryPage:

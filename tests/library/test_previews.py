@@ -9,22 +9,16 @@ from __future__ import annotations
 import struct
 
 import pytest
-from django.test import Client
 
 from apps.library.ingest.storage import original_path
 from apps.library.models import Document
 from apps.library.previews import cache_folder
 from apps.library.services.adding import upload_add
 from apps.library.services.documents import document_ingest, document_remove
+from tests.support.fixtures import signed_in
 from tests.support.hostile import huge_page_pdf, text_pdf
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def added(owner, name: str, data: bytes) -> Document:

@@ -10,7 +10,6 @@ import time
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 
 from apps.core.heartbeat import beat
 from apps.core.models import JobRun
@@ -21,15 +20,10 @@ from apps.library.models import Document
 from apps.library.services.adding import upload_add
 from apps.library.services.documents import document_ingest
 from apps.library.services.queue import cancel_check, document_cancel, token_bump
+from tests.support.fixtures import signed_in
 from tests.support.hostile import pdf_with_pages, text_pdf
 
 NOTE = b"# Quince jam\n\nSimmer the quinces with lemon peel.\n"
-
-
-def signed_in(user, *, csrf: bool = False) -> Client:
-    client = Client(enforce_csrf_checks=csrf)
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

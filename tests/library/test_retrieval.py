@@ -59,7 +59,7 @@ def boiler(owner, vault, make_source, embedder):
 
 
 def test_a_keyword_row_holds_title_headings_path_words_record_and_text(owner, vault, make_source):
-    from tests.library.conftest import CountingEmbedder
+    from tests.support.fixtures import CountingEmbedder
 
     vault.write(
         "jobs/acme_application_2026-05.md",

@@ -5,20 +5,14 @@ collection is named with its owner ("Demo vault · Olivia")."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Source
+from tests.support.fixtures import signed_in
 
 pytestmark = pytest.mark.django_db
 
 WORD = "quincemarmalade"
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

@@ -8,19 +8,13 @@ import datetime as dt
 
 import pytest
 from django.template.loader import render_to_string
-from django.test import Client
 
 from apps.library.models import Document
 from apps.library.services.adding import upload_add
 from apps.library.status import STATES, state_of
+from tests.support.fixtures import signed_in
 
 pytestmark = pytest.mark.django_db
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def added(owner, name: str, **fields) -> Document:

@@ -10,19 +10,13 @@ from datetime import UTC, datetime
 
 import pymupdf
 import pytest
-from django.test import Client
 
 from apps.core.models import JobRun
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Document, Source
 from apps.library.services.adding import upload_add
 from apps.library.tasks import enqueue_ingest, sources_sync
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+from tests.support.fixtures import signed_in
 
 
 def job_cells(html: str) -> list[str]:

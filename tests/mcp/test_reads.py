@@ -13,7 +13,8 @@ from apps.library.models import Chunk, Document
 from apps.library.search import Response, search
 from apps.library.search.results import chunk_result
 from apps.mcp import reads
-from tests.mcp.conftest import MARKER, MAX_MARKER, PROBES
+from tests.mcp.conftest import PROBES
+from tests.support.fixtures import MARKER, MAX_MARKER
 
 
 def everything(user) -> str:

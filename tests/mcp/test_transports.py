@@ -17,7 +17,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from apps.library.models import Document
 from apps.mcp.tokens import token_create, token_revoke
-from tests.mcp.conftest import MARKER, MAX_MARKER, PROBES
+from tests.mcp.conftest import PROBES
+from tests.support.fixtures import MARKER, MAX_MARKER
 from tests.support.processes import ROOT, child_env, daphne_server, manage
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -9,16 +9,6 @@ from apps.library.ingest.sync import source_sync
 from apps.library.models import Source
 from apps.projects.services import registry_refresh
 
-# The library fixtures (vaults, sources, counting embedder) and the fake model.
-from tests.chats.conftest import cloud_model, llm, local_model  # noqa: F401
-from tests.library.conftest import (  # noqa: F401
-    embedder,
-    make_source,
-    make_vault,
-    vault,
-    vaults_root,
-)
-
 QUBIT_AUG = """# QubitML — Quantum-Inspired ML Optimization
 
 ## Status: ACTIVE
@@ -57,7 +47,7 @@ A NumPy network for CIFAR-10. Final test accuracy: 91.3%.
 
 
 @pytest.fixture
-def project_vault(owner, vault, make_source, embedder):  # noqa: F811
+def project_vault(owner, vault, make_source, embedder):
     vault.write("projects/qubitml_aug2026.md", QUBIT_AUG)
     vault.write("projects/qubitml_oct2026.md", QUBIT_OCT)
     vault.write("notes/pixelnet.md", PIXEL)
@@ -74,7 +64,7 @@ def project_vault(owner, vault, make_source, embedder):  # noqa: F811
 
 
 @pytest.fixture
-def refresh(embedder):  # noqa: F811
+def refresh(embedder):
     def run(**options):
         report = registry_refresh(embedder=embedder, **options)
         assert not report.problems, report.problems

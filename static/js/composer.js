@@ -118,7 +118,8 @@ function suggestions() {
     const typed = model[1].toLowerCase();
     return modelChoices()
       .filter((c) => c.name.toLowerCase().includes(typed))
-      .map((c) => ({ fill: "/model " + c.name, label: c.name, help: c.text === c.name ? "" : c.text }));
+      // A model's name is the whole command: Enter on it runs it.
+      .map((c) => ({ fill: "/model " + c.name, label: c.name, help: c.text === c.name ? "" : c.text, run: true }));
   }
   return [];
 }
@@ -192,10 +193,16 @@ function onKey(event) {
       if (event.key === "Tab") event.preventDefault();
       return;
     }
-    // Picking is not sending: chat.js's Enter (on the document) never sees it.
+    // Picking a command is not sending it: chat.js's Enter (on the document)
+    // never sees it. A model's name completes /model, so Enter runs that.
     event.preventDefault();
     event.stopPropagation();
+    const run = event.key === "Enter" && items[active].run;
     choose(active);
+    if (run) {
+      close();
+      form.requestSubmit();
+    }
   } else if (event.key === "Escape") {
     event.preventDefault();
     event.stopPropagation();

@@ -8,6 +8,10 @@
 | manual | wait for the person                    | wait for the person                          |
 | auto   | run                                    | run                                          |
 
+An outside tool (apps.toolbox: a remote MCP server's tool, an HTTP tool)
+counts as a write unless its admin marked it read-only: the chat registry's
+`needs_approval` says so, as the toolbox told it.
+
 Before the mode, the access rule (apps.agents.access): a chat whose owner has
 lost the permission, or whose profile they may no longer use, refuses every
 call. "Approve all" on a card switches the chat to Auto: one state, shown in
@@ -27,6 +31,7 @@ from apps.agents.services import agent_mode_switch
 from apps.agents.tools import MAX_COMMAND_CHARS, WRITES, command_too_long
 from apps.chats.approvals import Decision, Verdict
 from apps.chats.models import Chat
+from apps.chats.tools.registry import needs_approval
 
 PLAN_REFUSAL = (
     "Plan mode: nothing is run or changed. Read what you need, then describe your plan "
@@ -74,11 +79,12 @@ class AgentPolicy:
         if isinstance(command, str) and len(command) > MAX_COMMAND_CHARS:
             # Refused before any card: nobody can review a command that long.
             return Verdict.REFUSE, command_too_long(command)
+        writes = name in WRITES or needs_approval(name)
         if mode == AgentSession.Mode.PLAN:
-            return (Verdict.REFUSE, PLAN_REFUSAL) if name in WRITES else (Verdict.RUN, "")
+            return (Verdict.REFUSE, PLAN_REFUSAL) if writes else (Verdict.RUN, "")
         if mode == AgentSession.Mode.AUTO:
             return Verdict.RUN, ""
-        if mode == AgentSession.Mode.MANUAL or name in WRITES:
+        if mode == AgentSession.Mode.MANUAL or writes:
             return Verdict.ASK, ""
         return Verdict.RUN, ""
 

@@ -64,10 +64,11 @@ class McpServerAdmin(admin.ModelAdmin):
     def _check(self, request: HttpRequest, server: McpServer) -> None:
         report = mcp_server_check(server=server)
         if report.ok:
-            shown = ", ".join(report.tools[:10]) + (" …" if len(report.tools) > 10 else "")
-            self.message_user(request, f"{report.message} {shown}", messages.SUCCESS)
+            self.message_user(request, report.message, messages.SUCCESS)
         else:
-            self.message_user(request, f"{server.name}: {report.message}", messages.ERROR)
+            self.message_user(
+                request, f"The server {server.name}: {report.message}", messages.ERROR
+            )
 
     @admin.action(description="Check: list and store the servers' tools")
     def check_servers(self, request: HttpRequest, queryset: QuerySet[McpServer]) -> None:

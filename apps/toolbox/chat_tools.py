@@ -162,6 +162,8 @@ def _run_http(tool_pk: int, ctx: TurnContext, args: dict) -> str:
         reason = str(exc)
         if reason.startswith("too many redirects"):
             reason = "it answered with a redirect, and an HTTP tool follows none"
+        elif reason.startswith("larger than"):
+            reason = f"the answer is larger than {http.max_kb} KB"
         raise ToolError(f"{http.name} failed: {reason}.") from None
     try:
         text = result.body.decode(result.charset or "utf-8", errors="replace")

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
@@ -111,7 +112,10 @@ def mcp_server_check(*, server: McpServer) -> CheckReport:
         _store(server, listed)
         _record(server, "")
     names = [tool.name for tool in listed]
-    return CheckReport(True, f"{server.name} lists {len(names)} tool(s).", names)
+    shown = ", ".join(names[:10]) + (" …" if len(names) > 10 else "")
+    # The message starts with a word: admin capitalises a message's first letter.
+    message = f"The server {server.name} lists {len(names)} tool{pluralize(len(names))}"
+    return CheckReport(True, f"{message}: {shown}." if names else f"{message}.", names)
 
 
 def _record(server: McpServer, error: str) -> None:

@@ -12,6 +12,9 @@ from django.contrib.auth.models import Group
 
 from apps.toolbox.models import Location, McpServer
 from apps.toolbox.services import mcp_server_check
+
+# The real OpenSSH server (one per session, started only when asked for): an agent chat's profile.
+from tests.agents.conftest import sshd  # noqa: F401
 from tests.support.processes import ROOT, free_port, wait_for_port
 
 FAKE = str(ROOT / "tests" / "fakes" / "mcp_server.py")

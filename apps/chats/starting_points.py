@@ -17,6 +17,7 @@ from apps.chats.models import StartingPoint
 from apps.library.models import Document
 from apps.library.selectors import visible_to
 from apps.projects.models import Project, Status
+from apps.projects.overview import OVERVIEW_COLLECTION
 
 RECENT_NOTES = 2
 RECENT_PROJECTS = 2
@@ -40,6 +41,8 @@ def _recent_notes(user) -> list[Suggestion]:
         visible_to(user)
         .filter(source__owner=user, status=Document.Status.READY, is_latest=True)
         .exclude(title="")
+        # Jarvis's own page of the registry, not a note the person wrote.
+        .exclude(source__name=OVERVIEW_COLLECTION)
         .order_by("-created_at", "-id")
         .values_list("title", flat=True)[: RECENT_NOTES * 3]
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.chats.models import Chat, Message
+from apps.chats.models import Chat, Message, StartingPoint
 from tests.e2e.conftest import screenshot
 from tests.fakes.llm import Reply
 from tests.support.browser import collect_errors, sign_in
@@ -210,3 +210,18 @@ def test_the_command_list_fits_a_phone(page, live_server_url, chat):
     box = listbox.bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+
+
+def test_a_starting_point_fills_the_composer_and_does_not_send(page, live_server_url, owner):
+    StartingPoint.objects.create(text="Plan this week's meals")
+    errors = collect_errors(page)
+    sign_in(page, live_server_url)
+    point = page.locator("[data-testid=starting-point]", has_text="Plan this week's meals")
+    point.click()
+    box = page.locator("#composer-text")
+    assert box.input_value() == "Plan this week's meals"
+    assert page.evaluate("() => document.activeElement.id") == "composer-text"
+    assert page.url == f"{live_server_url}/chat/"
+    assert Message.objects.count() == 0 and Chat.objects.count() == 0
+    screenshot(page, "starting-points")
+    assert errors == []

@@ -17,6 +17,8 @@ from django.test import Client
 from apps.chats.models import Message, PendingAction
 from apps.chats.runner import reply_resume
 from apps.chats.tools import ask
+from tests.agents.conftest import agent_owner, sshd  # noqa: F401  (fixtures)
+from tests.agents.test_agent_turns import agent_chat
 from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
 
@@ -231,3 +233,39 @@ def test_the_form_caps_free_text_where_the_server_does(owner, local_model, llm):
     chat, _ = asked(owner, llm, ("ask_user", TWO_QUESTIONS))
     page = signed_in(owner).get(f"/chat/{chat.pk}/").content.decode()
     assert f'maxlength="{ask.ANSWER_CHARS}"' in page
+
+
+# --- in an agent chat (the real agent policy, a real OpenSSH server)
+
+
+def test_in_an_agent_chat_questions_come_first_and_a_call_needing_approval_waits_for_them(
+    agent_owner,  # noqa: F811
+    sshd,  # noqa: F811
+    local_model,
+    llm,
+):
+    project = sshd.workdir("proj")
+    sshd.put(project / "README.md", "Build with make.\n")
+    chat = agent_chat(agent_owner, sshd, project)
+    llm.queue(
+        Reply(
+            tool_calls=[
+                ("ask_user", json.dumps({"question": "Debug or release build?"})),
+                ("file_read", json.dumps({"path": "README.md"})),
+                ("shell_run", json.dumps({"command": "echo ran >> ran.log"})),
+            ]
+        ),
+        Reply(text="A release build, then."),
+    )
+    _, answer = run_turn(agent_owner, "build it", chat=chat)
+    # One card for the round: the questions; no approval card beside it.
+    assert [a.kind for a in answer.actions.all()] == ["ask_user"]
+    card = answer.actions.get()
+    ask.ask_resolve(user=agent_owner, action=card, posted={"q1": "release"})
+    answer = resume(answer)
+    asked, read, ran = (m["content"] for m in tool_messages(llm))
+    assert json.loads(asked)["answers"][0]["answer"] == "release"
+    assert "Build with make." in read  # a reading call runs after the answers
+    assert ask.AFTER_QUESTIONS in ran  # the command was not run: ask again for it
+    assert not (project / "ran.log").exists()
+    assert answer.status == Message.Status.DONE

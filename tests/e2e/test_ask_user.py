@@ -10,6 +10,7 @@ import json
 import pytest
 
 from tests.e2e.conftest import screenshot
+from tests.e2e.test_axe import violations
 from tests.fakes.llm import Reply
 from tests.support.browser import collect_errors, sign_in
 
@@ -125,7 +126,9 @@ def test_stop_closes_the_card_at_once(page, live_server_url, owner, local_model,
     assert errors == []
 
 
-def test_at_phone_width_the_card_fits(page, live_server_url, owner, local_model, llm):
+def test_at_phone_width_the_card_fits_and_every_control_is_named(
+    page, live_server_url, owner, local_model, llm
+):
     questions = {
         "questions": [
             {
@@ -147,4 +150,6 @@ def test_at_phone_width_the_card_fits(page, live_server_url, owner, local_model,
     assert fit["parts"] and all(
         left >= 0 and right <= PHONE["width"] for left, right in fit["parts"]
     ), fit
+    # axe-core: every box and radio has its name, the card's text its contrast.
+    assert violations(page, live_server_url) == []
     screenshot(page, "ask-user-390")

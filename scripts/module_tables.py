@@ -14,7 +14,7 @@ DOC = ROOT / "docs" / "architecture.md"
 START = "<!-- module tables: generated"
 END = "<!-- end module tables -->"
 APPS = ["core", "instance", "accounts", "llm", "library", "projects", "chats",
-        "agents", "drafts", "digest", "mcp", "demo"]  # fmt: skip
+        "agents", "drafts", "digest", "mcp", "websearch", "toolbox", "voice", "demo"]  # fmt: skip
 CONVENTIONAL = {"apps.py", "urls.py", "admin.py", "forms.py", "routing.py", "__init__.py"}
 
 

@@ -22,7 +22,7 @@ def llm():
 
 @pytest.fixture
 def local_model(llm, transactional_db):
-    from apps.instance.services import connection_create, model_add
+    from apps.instance.services import connection_create, model_add  # needs the test database
 
     connection = connection_create(
         name="home", kind="openai", base_url=llm.base_url, location="local"
@@ -40,7 +40,7 @@ def web(settings):
 
 @pytest.fixture
 def provider(web, transactional_db):
-    from apps.websearch.models import SearchProvider
+    from apps.websearch.models import SearchProvider  # models load after Django is set up
 
     return SearchProvider.objects.create(
         name="Home SearXNG",
@@ -74,7 +74,7 @@ def signed_in(user) -> Client:
 
 def finish(answer):
     """Run a reply the send view wrote (the test client's loop ends with the request)."""
-    from apps.chats.runner import reply_start
+    from apps.chats.runner import reply_start  # the runner imports models: after setup
 
     async def wait():
         await reply_start(answer.pk, answer.chat_id).task

@@ -2,7 +2,7 @@
 
 An attachment is an upload like any other: it goes into the person's Uploads
 collection through the library's add path (`upload_add`: typed by its bytes,
-size-limited, deduplicated) and is indexed by the worker. The message that
+size-limited, deduplicated, then `ingest_queue`) and is indexed by the worker. The message that
 carries it @-mentions it, so that turn's searches look in it first (see
 apps.chats.tools.library `_scope`), and the reply waits (a little) for it to
 be indexed before the model is asked.
@@ -20,25 +20,20 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 
-from django.conf import settings
-
 from apps.chats.models import Chat
 from apps.core.errors import Refused
-from apps.library.ingest.storage import read_original
+from apps.library.formats import image_media_type
 from apps.library.models import Document, Source
-from apps.library.services import adding
-from apps.library.tasks import enqueue_ingest
+from apps.library.services import read_original, upload_add, upload_refusal
+from apps.library.tasks import ingest_queue
 
 MAX_PER_MESSAGE = 10
 # A stored reference to an attached picture in the question's turn: the bytes
 # are read (and their privacy judged) when a turn is set up, never stored twice.
 ATTACHED_IMAGE = "attached_image"
-IMAGE_TYPES = {
-    b"\x89PNG": "image/png",
-    b"\xff\xd8\xff": "image/jpeg",
-    b"GIF87a": "image/gif",
-    b"GIF89a": "image/gif",
-}
+# The pictures model APIs take (the library's table of image signatures
+# tells them apart); TIFF, HEIC… are sent as their indexed text only.
+MODEL_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 NOT_YOURS = "that attachment is not one of your uploads: attach the file again"
 NOT_SEEN = "(This model cannot see images; it has the picture's indexed text only.)"
 
@@ -56,10 +51,10 @@ class Attached:
 def attachment_add(*, user, name: str, data: bytes) -> Attached:
     """Keep one attached file in `user`'s uploads and queue its indexing. The
     same file attached twice is the same document (nothing stored again)."""
-    added = adding.upload_add(owner=user, name=name, data=data)
+    added = upload_add(owner=user, name=name, data=data)
     if added.document is not None:
         # No toast when it is ready: the reply that waits for it says so.
-        enqueue_ingest(added.document, user_id=user.pk, notify=False)
+        ingest_queue(added.document, notify=False)
         return Attached(name=added.name, document=added.document)
     if added.existing:
         return Attached(name=added.name, document=added.existing[0], already=True)
@@ -67,10 +62,9 @@ def attachment_add(*, user, name: str, data: bytes) -> Attached:
 
 
 def too_large(size: int) -> str:
-    """The refusal for a file of `size` bytes, or "" (checked before reading it)."""
-    if size > settings.UPLOAD_MAX_MB * 1024 * 1024:
-        return f"larger than the {settings.UPLOAD_MAX_MB} MB limit"
-    return ""
+    """The refusal for a file of `size` bytes, or "" (checked before reading
+    it): the library's upload limit, the same as the add page's."""
+    return upload_refusal(size)
 
 
 def attachments_of(user, ids: list[int]) -> list[Document]:
@@ -108,12 +102,8 @@ def attachment_ids(mentions: list[dict] | None) -> list[int]:
 
 
 def _media_type(data: bytes) -> str | None:
-    for magic, media_type in IMAGE_TYPES.items():
-        if data.startswith(magic):
-            return media_type
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None  # TIFF, HEIC…: not a format the model APIs take
+    media_type = image_media_type(data[:16])
+    return media_type if media_type in MODEL_IMAGE_TYPES else None
 
 
 def _local_only(document: Document, chat: Chat) -> bool:

@@ -38,8 +38,8 @@ from apps.digest.selectors import digest_users, last_success_at, may_run_digest
 from apps.digest.shelving import NotShelved, shelve_digest, shelve_full_text, shelve_summary
 from apps.instance.models import InstanceSettings, ModelEntry
 from apps.instance.selectors import instance_settings
-from apps.library.services import adding
-from apps.library.tasks import enqueue_ingest
+from apps.library.services import PaperPlan, paper_add
+from apps.library.tasks import ingest_queue
 from apps.llm import ProviderConfig, provider_config_for
 from apps.llm.selectors import default_model_for, resolve_model
 
@@ -444,15 +444,9 @@ def digest_paper_add(*, user, digest: Digest, number: int, replace: bool = False
         raise Refused("that paper is not in this digest")
     paper = Paper.from_item(item)
     if paper.arxiv_id:
-        outcome = adding.paper_add(owner=user, text=paper.arxiv_id, replace=replace)
-        if isinstance(outcome, adding.PaperPlan):
-            options = adding.paper_ingest_options(outcome.meta)
-            override = options.pop("date_override", None)
-            if override:
-                options["published"] = override[0].isoformat()
-            enqueue_ingest(
-                outcome.document, user_id=user.pk, replaces=tuple(outcome.replaces), **options
-            )
+        outcome = paper_add(owner=user, text=paper.arxiv_id, replace=replace)
+        if isinstance(outcome, PaperPlan):
+            ingest_queue(outcome.document, meta=outcome.document_meta)
         return outcome
     day = timezone.localtime(digest.started_at).date()
     try:

@@ -1,5 +1,6 @@
 """Putting a digest and its papers into a person's library, through the
-library's own services (apps.library.services.adding, apps.library.services.documents).
+library's front door (apps.library.services: `document_add`, `paper_add`,
+`document_ingest` with a `DocumentMeta`).
 
 Everything goes into the person's Papers collection (cloud-allowed, like every
 paper they add themselves):
@@ -7,7 +8,7 @@ paper they add themselves):
 - the digest itself, a Markdown note titled "Paper digest — DATE", tagged
   `paper-digest`, so every paper it mentions is searchable;
 - papers scoring 9 and above in full text: the arXiv PDF, exactly as if the
-  person had added it on the Add page (`adding.add_paper`);
+  person had added it on the Add page (`paper_add`);
 - papers scoring 8 to 9, and any full text that could not be had, as summary
   entries: a Markdown note with the paper's title, authors, link, DOI and
   arXiv id set on the document, tagged `paper-summary`, holding the scoring
@@ -21,7 +22,6 @@ still makes the library's duplicate checks find them.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from datetime import date
 
@@ -29,11 +29,18 @@ from apps.core.errors import JarvisError
 from apps.core.fetch import FetchError
 from apps.digest.formatting import summary_entry
 from apps.digest.papers import Paper
-from apps.library.index.embeddings import Embedder
-from apps.library.ingest.storage import safe_filename, store
 from apps.library.models import Document
-from apps.library.services import adding
-from apps.library.services.documents import document_ingest, document_remove
+from apps.library.services import (
+    DocumentMeta,
+    Embedder,
+    PaperPlan,
+    document_add,
+    document_ingest,
+    document_remove,
+    paper_add,
+    papers_source,
+    safe_filename,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -55,52 +62,24 @@ def _discard(owner, document: Document) -> None:
 
 
 def _add_markdown(
-    owner,
-    *,
-    path: str,
-    title: str,
-    text: str,
-    embedder: Embedder | None,
-    url: str = "",
-    arxiv_id: str = "",
-    doi: str = "",
-    authors: str = "",
-    site: str = "",
-    published: date | None = None,
+    owner, *, path: str, text: str, meta: DocumentMeta, embedder: Embedder | None
 ) -> Document:
     """A Markdown note in the owner's Papers collection, indexed before this
     returns. Raises NotShelved (the document removed again) when it fails."""
-    data = text.encode("utf-8")
-    source = adding.papers_source(owner)
-    filename = safe_filename(path.rsplit("/", 1)[-1], fallback="entry.md")
-    relative = store(area="papers", owner_id=owner.pk, data=data, filename=filename)
-    document = Document.objects.create(
-        source=source,
-        path=adding.free_path(source, path),
-        title=title[:500],
+    added = document_add(
+        owner=owner,
+        source=papers_source(owner),
+        name=path,
+        data=text.encode("utf-8"),
+        meta=meta,
         kind=Document.Kind.NOTE,
-        content_hash=hashlib.sha256(data).hexdigest(),
-        size=len(data),
-        original=relative,
-        url=url[:2000],
-        arxiv_id=arxiv_id[:40],
-        doi=doi[:200],
-        authors=authors[:1000],
-        site=site[:200],
-        status=Document.Status.PENDING,
     )
-    override = (published, Document.DateSource.PUBLISHED) if published else None
+    if added.document is None:
+        raise NotShelved(added.error or "it could not be added")
     try:
-        document = document_ingest(
-            document=document,
-            embedder=embedder,
-            title=title,
-            authors=authors,
-            doi=doi,
-            date_override=override,
-        )
+        document = document_ingest(document=added.document, embedder=embedder, meta=meta)
     except Exception as exc:
-        _discard(owner, document)
+        _discard(owner, added.document)
         raise NotShelved(f"indexing failed: {exc}") from exc
     if document.status != Document.Status.READY:
         reason = document.error or "it could not be indexed"
@@ -115,10 +94,9 @@ def shelve_digest(owner, *, markdown: str, title: str, day: date, embedder=None)
     return _add_markdown(
         owner,
         path=f"{DIGEST_FOLDER}/{day.isoformat()}.md",
-        title=title,
         text=markdown,
+        meta=DocumentMeta(title=title, published=day),
         embedder=embedder,
-        published=day,
     )
 
 
@@ -134,15 +112,17 @@ def shelve_summary(
     return _add_markdown(
         owner,
         path=f"{SUMMARY_FOLDER}/{safe_filename(key.replace('/', '_'), fallback='paper')}.md",
-        title=paper.title,
         text=summary_entry(paper, digest_day=digest_day, warning=warning),
+        meta=DocumentMeta(
+            title=paper.title,
+            authors=paper.authors_text,
+            doi=paper.doi,
+            published=paper.published or "",
+            url=paper.link,
+            arxiv_id=paper.arxiv_id,
+            site=_site(paper),
+        ),
         embedder=embedder,
-        url=paper.link,
-        arxiv_id=paper.arxiv_id,
-        doi=paper.doi,
-        authors=paper.authors_text,
-        site=_site(paper),
-        published=paper.published,
     )
 
 
@@ -153,15 +133,14 @@ def shelve_full_text(owner, paper: Paper, *, embedder=None) -> Document | None:
     if paper.origin != "arxiv" or not paper.arxiv_id:
         raise NotShelved("bioRxiv gives no PDF address for a preprint")
     try:
-        outcome = adding.paper_add(owner=owner, text=paper.arxiv_id)
+        outcome = paper_add(owner=owner, text=paper.arxiv_id)
     except (JarvisError, FetchError) as exc:
         raise NotShelved(f"the PDF could not be fetched: {exc}") from exc
-    if not isinstance(outcome, adding.PaperPlan):
+    if not isinstance(outcome, PaperPlan):
         return None
-    options = adding.paper_ingest_options(outcome.meta)
     try:
         document = document_ingest(
-            document=outcome.document, embedder=embedder, replaces=outcome.replaces, **options
+            document=outcome.document, embedder=embedder, meta=outcome.document_meta
         )
     except Exception as exc:
         _discard(owner, outcome.document)

@@ -24,7 +24,7 @@ from apps.core.sqlite_ext import load_sqlite_vec
 from apps.library.index import fts, tables
 from apps.library.index.embeddings import configured_model, get_embedder
 from apps.library.models import Chunk, Document, Source
-from apps.library.tasks import enqueue_ingest
+from apps.library.tasks import ingest_queue
 
 STUCK_AFTER = timedelta(minutes=30)
 
@@ -176,7 +176,7 @@ def check_stuck() -> list[Finding]:
 def _requeue(documents: list[Document]) -> str:
     for document in documents:
         Document.objects.filter(pk=document.pk).update(status=Document.Status.PENDING)
-        enqueue_ingest(document, user_id=document.source.owner_id, notify=False)
+        ingest_queue(document, notify=False)
     return f"queued {len(documents)} documents again"
 
 

@@ -14,22 +14,12 @@ from __future__ import annotations
 
 from django.http import FileResponse
 
-from apps.library.formats import format_of
+from apps.library.formats import format_of, image_media_type
 from apps.library.models import Document
 
 OCTET_STREAM = "application/octet-stream"
 PLAIN_TEXT = "text/plain; charset=utf-8"
 HEAD_BYTES = 16
-
-# Raster images only: an SVG is a document with script, not a picture.
-_IMAGE_SIGNATURES = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-    (b"II*\x00", "image/tiff"),
-    (b"MM\x00*", "image/tiff"),
-)
 
 
 def original_content_type(kind: str, head: bytes) -> str:
@@ -39,11 +29,10 @@ def original_content_type(kind: str, head: bytes) -> str:
     if download == "text":
         return PLAIN_TEXT
     if download == "image":
-        if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-            return "image/webp"
-        for signature, content_type in _IMAGE_SIGNATURES:
-            if head.startswith(signature):
-                return content_type
+        # Raster images only (formats.IMAGE_SIGNATURES): an SVG is a document with script.
+        media_type = image_media_type(head)
+        if media_type is not None:
+            return media_type
     elif download is not None:
         signature, content_type = download
         if head.startswith(signature):

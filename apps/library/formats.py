@@ -148,3 +148,49 @@ def groups() -> tuple[str, ...]:
 
 def kind_choices() -> list[tuple[str, str]]:
     return [(f.kind, f.label) for f in FORMATS]
+
+
+@dataclass(frozen=True)
+class ImageSignature:
+    """How a raster image's file begins. `read`: the library reads it as an
+    image document (OCR, a vision model's description); GIFs are not documents."""
+
+    magic: bytes
+    media_type: str
+    what: str  # how a refusal names it
+    read: bool = True
+    # The prefix that types an upload as this image ("" = all of `magic`): a
+    # PNG cut short after "\x89PNG" is still typed a PNG, so the image
+    # reader says what is wrong with it instead of "not a supported file".
+    typed_by: bytes = b""
+
+    @property
+    def prefix(self) -> bytes:
+        return self.typed_by or self.magic
+
+
+# Every image signature Jarvis checks, in one table: typing uploads
+# (`ingest/filetypes.py`), the type an original downloads with
+# (`downloads.py`), a figure's pixels (`ingest/isolated.py`) and the pictures
+# a chat sends a model. WebP (RIFF….WEBP) is matched in `image_media_type`: its
+# signature is not a prefix. An SVG is a document with script, never a picture.
+IMAGE_SIGNATURES: tuple[ImageSignature, ...] = (
+    ImageSignature(b"\x89PNG\r\n\x1a\n", "image/png", "a PNG image", typed_by=b"\x89PNG"),
+    ImageSignature(b"\xff\xd8\xff", "image/jpeg", "a JPEG image"),
+    ImageSignature(b"GIF87a", "image/gif", "a GIF image", read=False),
+    ImageSignature(b"GIF89a", "image/gif", "a GIF image", read=False),
+    ImageSignature(b"II*\x00", "image/tiff", "a TIFF image"),
+    ImageSignature(b"MM\x00*", "image/tiff", "a TIFF image"),
+)
+WEBP = "image/webp"
+
+
+def image_media_type(head: bytes) -> str | None:
+    """The media type of a raster image starting with `head` (at least 12
+    bytes of it), from IMAGE_SIGNATURES; None for anything else."""
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return WEBP
+    for signature in IMAGE_SIGNATURES:
+        if head.startswith(signature.magic):
+            return signature.media_type
+    return None

@@ -16,10 +16,20 @@ from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, When
 from django.shortcuts import get_object_or_404
 
 from apps.accounts.models import HOUSEHOLD_GROUP
+from apps.core.errors import Refused
 from apps.core.ids import parse_id
 from apps.library import formats
 from apps.library.index.tables import slice_partitions
+from apps.library.ingest.parsing.frontmatter import split_frontmatter
+from apps.library.ingest.parsing.markdown import BREADCRUMB_SEPARATOR, section_breadcrumbs
+from apps.library.ingest.pipeline import content_hash
+from apps.library.ingest.storage import original_path
+from apps.library.ingest.walk import under
 from apps.library.models import Chunk, Document, Source
+
+# Re-exported for apps that read notes themselves (the project registry), so
+# they see a note's sections and folders exactly as the library does.
+__all__ = ["BREADCRUMB_SEPARATOR", "section_breadcrumbs", "split_frontmatter", "under"]
 
 
 def shared_sources_q(user) -> Q:
@@ -243,3 +253,22 @@ def collection_owners(user, source_ids) -> dict[int, str]:
         .select_related("owner")
     )
     return {source.pk: source.owner.name for source in rows}
+
+
+def indexed_note_text(document: Document, *, max_bytes: int) -> str | None:
+    """A note's text as the library indexed it: None when it is not a note,
+    its file is over `max_bytes` or gone, or the file on disk has changed
+    since (the next sync catches up). Not scoped: `document` was read
+    through a scoped selector already."""
+    if document.kind != Document.Kind.NOTE:
+        return None
+    try:
+        path = original_path(document)
+        if path.stat().st_size > max_bytes:
+            return None
+        data = path.read_bytes()
+    except (OSError, Refused):
+        return None
+    if content_hash(data) != document.content_hash:
+        return None
+    return data.decode("utf-8-sig", errors="replace")

@@ -1,7 +1,7 @@
 """Library work the worker does: ingest what people add, reprocess on request.
 
 Thin: each takes ids, loads, and calls a service. Enqueued with
-transaction.on_commit by the views (see `enqueue_ingest`).
+transaction.on_commit by `ingest_queue`, the one way anything queues an ingest.
 
 Lanes (apps.library.ingest.isolated): an ingest first runs in the quick lane;
 a file over the quick lane's time or passages is deferred to the long lane,
@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import PurePosixPath
 
 from django.conf import settings
@@ -36,6 +35,7 @@ from apps.library.ingest.sync import SourceBusy, SourceUnavailable, SyncReport, 
 from apps.library.models import Document, Source
 from apps.library.services import queue
 from apps.library.services.documents import document_ingest
+from apps.library.services.meta import DocumentMeta
 
 logger = logging.getLogger(__name__)
 
@@ -85,13 +85,15 @@ def ingest_task(
     lane: str = QUICK,
     ocr_pages: int | None = None,
     full: bool = False,
-    title: str = "",
-    authors: str = "",
-    doi: str = "",
-    published: str = "",
-    replaces: tuple[int, ...] = (),
+    meta: dict | None = None,
     notify: bool = False,
+    **queued_before_meta,
 ) -> str:
+    # `queued_before_meta`: a task queued by an older Jarvis carried the
+    # metadata as loose keywords (title, authors, doi, published, replaces),
+    # DocumentMeta's own field names; one still in the queue after an upgrade
+    # is read the same way rather than failing its document.
+    known = DocumentMeta.from_json({**queued_before_meta, **(meta or {})})
     document = Document.objects.select_related("source").filter(pk=document_id).first()
     if document is None:
         return "The document was removed before it was read."
@@ -100,16 +102,11 @@ def ingest_task(
     if lane == LONG and not _long_lane.acquire(blocking=False):
         run.defer(delay=LANE_RETRY_SECONDS)
         return f"“{document.title}” waits for the long lane (another large file is being parsed)"
-    override = (date.fromisoformat(published), Document.DateSource.PUBLISHED) if published else None
     try:
         document = document_ingest(
             document=document,
             full=full,
-            title=title,
-            authors=authors,
-            doi=doi,
-            date_override=override,
-            replaces=list(replaces),
+            meta=known,
             lane=lane,
             ocr_pages=ocr_pages,
             cancelled=queue.cancel_check(document_id, token),
@@ -174,7 +171,7 @@ def reprocess_source_task(source_id: int, *, run, mode: str = "full") -> str:
         return "The collection no longer exists."
     if mode == "sync":
         report = source_sync(source=source, defer_slow=True)
-        enqueue_deferred(report.deferred, owner_id=source.owner_id)
+        enqueue_deferred(report.deferred)
         changed = report.added + report.updated
         summary = f"Synced “{source.name}”: {changed} file{pluralize(changed)} changed"
         if report.failed:
@@ -187,32 +184,50 @@ def reprocess_source_task(source_id: int, *, run, mode: str = "full") -> str:
     documents = list(documents.order_by("pk"))
     for document in documents:
         # A collection's reprocess sends no notice per document.
-        enqueue_ingest(document, user_id=source.owner_id, full=mode == "full", notify=False)
+        ingest_queue(document, full=mode == "full", notify=False)
     count = len(documents)
     return f"Queued {count} document{pluralize(count)} of “{source.name}” to be read again."
 
 
-def enqueue_deferred(deferred: dict[int, int], *, owner_id: int) -> None:
+def enqueue_deferred(deferred: dict[int, int]) -> None:
     """Queue in the long lane what a sync left for it (id → scanned pages to OCR)."""
-    for document in Document.objects.filter(pk__in=list(deferred)):
-        enqueue_ingest(
+    for document in Document.objects.filter(pk__in=list(deferred)).select_related("source"):
+        ingest_queue(
             document,
-            user_id=owner_id,
             lane=LONG,
             ocr_pages=deferred.get(document.pk, 0),
             notify=False,  # a folder sync sends no notices
         )
 
 
-def enqueue_ingest(
-    document: Document, *, user_id: int | None, lane: str = QUICK, notify: bool = True, **options
+def ingest_queue(
+    document: Document,
+    *,
+    meta: DocumentMeta | None = None,
+    lane: str = QUICK,
+    notify: bool = True,
+    full: bool = False,
+    ocr_pages: int | None = None,
 ) -> None:
-    """Queue indexing once the transaction that created the document commits.
-    `notify`: its owner gets a notice when it is ready or has failed.
-    The document's token moves on (an older task for it will skip), and the
-    run is recorded as queued at once so its owner sees it waiting. People
-    with fewer documents waiting go first: one person's hundred uploads do
-    not hold back another's note."""
+    """The library's one way to queue indexing: once the transaction that
+    created the document commits, the worker ingests it with `meta` (known
+    metadata, the documents it replaces). `notify`: its owner gets a notice
+    when it is ready or has failed. `full` re-embeds every passage.
+
+    The run is its owner's (the Jobs page, the priority below). The
+    document's token moves on (an older task for it will skip), and the run
+    is recorded as queued at once so its owner sees it waiting. People with
+    fewer documents waiting go first: one person's hundred uploads do not
+    hold back another's note.
+
+    It lives here rather than in `services` because the tasks call the
+    services (the two would import each other)."""
+    user_id = document.source.owner_id
+    options = {"full": True} if full else {}
+    if ocr_pages is not None:
+        options["ocr_pages"] = ocr_pages
+    if meta is not None and meta.to_json():
+        options["meta"] = meta.to_json()
     token = queue.token_bump(document)
     waiting = JobRun.objects.filter(
         job=queue.INGEST_JOB, outcome=JobRun.Outcome.QUEUED, user_id=user_id
@@ -241,7 +256,7 @@ def recover_documents() -> None:
     (or failed, the second time the parser died on them)."""
     requeue, failed = queue.documents_to_recover()
     for document in requeue:
-        enqueue_ingest(document, user_id=document.source.owner_id, notify=False)
+        ingest_queue(document, notify=False)
     if requeue or failed:
         logger.warning(
             "recovered %s documents left half-indexed (%s queued again, %s failed)",
@@ -319,7 +334,7 @@ def _sync_kind(kind: str) -> _Scan:
         except SourceUnavailable as exc:
             scan.unavailable.append(f"{name}: {exc}")
             continue
-        enqueue_deferred(report.deferred, owner_id=source.owner_id)
+        enqueue_deferred(report.deferred)
         scan.total.merge(report)
         changed = report.added + report.updated + report.removed
         line = (

@@ -40,7 +40,7 @@ def index(owner, name: str, data: bytes, capture):
     added = upload_add(owner=owner, name=name, data=data)
     assert added.document is not None, added.error
     with capture(execute=True):
-        tasks.enqueue_ingest(added.document, user_id=owner.pk)
+        tasks.ingest_queue(added.document)
     added.document.refresh_from_db()
     return added.document
 

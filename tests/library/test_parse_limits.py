@@ -16,7 +16,7 @@ from apps.library.ingest.isolated import ParseFailed, ParseItem, parse_one
 from apps.library.ingest.parsing.limits import LimitExceeded, ParseLimits, check_input
 from apps.library.models import Document
 from apps.library.services.adding import upload_add
-from apps.library.tasks import enqueue_ingest
+from apps.library.tasks import ingest_queue
 from tests.support.hostile import epub_bomb, pdf_with_pages, small_epub, text_pdf
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +30,7 @@ def add(owner, django_capture_on_commit_callbacks):
         added = upload_add(owner=owner, name=name, data=data)
         assert added.document is not None, added.error
         with django_capture_on_commit_callbacks(execute=True):
-            enqueue_ingest(added.document, user_id=owner.pk)
+            ingest_queue(added.document)
         added.document.refresh_from_db()
         return added.document
 

@@ -46,7 +46,7 @@ class TestLanes:
         settings.PARSE_QUICK_MAX_CHUNKS = 5
         survey = pending("survey.pdf", text_pdf(6, "Soil survey"))
         with django_capture_on_commit_callbacks(execute=True):
-            tasks.enqueue_ingest(survey, user_id=owner.pk)
+            tasks.ingest_queue(survey)
         survey.refresh_from_db()
         assert survey.status == "ready" and survey.chunks.count() > 5
         # One run for the document, which moved lanes rather than starting over.
@@ -61,7 +61,7 @@ class TestLanes:
         try:
             # Holding the lane, a call that waited for it would never return.
             with django_capture_on_commit_callbacks(execute=True):
-                tasks.enqueue_ingest(survey, user_id=owner.pk, lane=LONG)
+                tasks.ingest_queue(survey, lane=LONG)
         finally:
             tasks._long_lane.release()
         run = JobRun.objects.get(job="library_ingest")
@@ -99,7 +99,7 @@ class TestCancelAndRetry:
     ):
         jam = pending()
         with django_capture_on_commit_callbacks(execute=False) as queued:
-            tasks.enqueue_ingest(jam, user_id=owner.pk)
+            tasks.ingest_queue(jam)
         response = signed_in(owner).post(f"/library/doc/{jam.pk}/cancel/")
         assert response.status_code == 302
         jam.refresh_from_db()

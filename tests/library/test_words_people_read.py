@@ -15,7 +15,7 @@ from apps.core.models import JobRun
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Document, Source
 from apps.library.services.adding import upload_add
-from apps.library.tasks import enqueue_ingest, sources_sync
+from apps.library.tasks import ingest_queue, sources_sync
 from tests.support.fixtures import signed_in
 
 
@@ -30,7 +30,7 @@ def add_and_read(owner, name: str, data: bytes, capture) -> None:
     inline in tests)."""
     with capture(execute=True):
         added = upload_add(owner=owner, name=name, data=data)
-        enqueue_ingest(added.document, user_id=owner.pk)
+        ingest_queue(added.document)
 
 
 def encrypted_pdf() -> bytes:

@@ -26,19 +26,22 @@ from apps.chats.tools.context import (
 from apps.chats.tools.registry import Tool, register, tool_spec
 from apps.core.errors import JarvisError
 from apps.core.ids import parse_id, parse_ids
-from apps.library.ingest.arxiv import parse_arxiv_id
 from apps.library.models import Document
-from apps.library.search import Filters, search
-from apps.library.search.results import chunk_result
+from apps.library.search import Filters, chunk_result, search
 from apps.library.selectors import (
     ListingFilters,
     chunks_visible_to,
     library_documents,
     visible_to,
 )
-from apps.library.services import adding
-from apps.library.services.documents import document_metadata_update
-from apps.library.tasks import enqueue_ingest
+from apps.library.services import (
+    PaperPlan,
+    document_metadata_update,
+    paper_add,
+    parse_arxiv_id,
+    web_page_add,
+)
+from apps.library.tasks import ingest_queue
 
 
 def _scope(ctx: TurnContext, filters) -> None:
@@ -284,21 +287,17 @@ def add_document(ctx: TurnContext, args: dict) -> str:
         raise ToolError("add_document needs url_or_arxiv")
     try:
         if parse_arxiv_id(target) is not None:
-            outcome = adding.paper_add(owner=ctx.user, text=target)
-            if isinstance(outcome, adding.PaperPlan):
-                options = adding.paper_ingest_options(outcome.meta)
-                override = options.pop("date_override", None)
-                if override:
-                    options["published"] = override[0].isoformat()
-                enqueue_ingest(outcome.document, user_id=ctx.user.pk, **options)
+            outcome = paper_add(owner=ctx.user, text=target)
+            if isinstance(outcome, PaperPlan):
+                ingest_queue(outcome.document, meta=outcome.document_meta)
                 return (
                     f"Queued “{outcome.meta.title}” as document {outcome.document.pk};"
                     " it is being indexed now."
                 )
         else:
-            outcome = adding.web_page_add(owner=ctx.user, url=target)
+            outcome = web_page_add(owner=ctx.user, url=target)
             if outcome.document is not None:
-                enqueue_ingest(outcome.document, user_id=ctx.user.pk)
+                ingest_queue(outcome.document)
                 return (
                     f"Queued the page as document {outcome.document.pk}; it is being indexed now."
                 )

@@ -118,13 +118,9 @@ _EPUB_MIMETYPE = b"application/epub+zip"
 # (prefix, what it is), checked in order at offset 0. A prefix of printable
 # characters alone could begin a note ("ID3 tags explained"), so for those the
 # header must also hold bytes that never occur in text (see _binary_signature).
+# The raster images come from the one table of them (apps.library.formats).
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (
-    (b"\x89PNG", "a PNG image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
-    (b"GIF87a", "a GIF image"),
-    (b"GIF89a", "a GIF image"),
-    (b"II*\x00", "a TIFF image"),
-    (b"MM\x00*", "a TIFF image"),
+    *((image.prefix, image.what) for image in formats.IMAGE_SIGNATURES),
     (b"\x00\x00\x01\x00", "an icon image"),
     (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an Office document"),  # .doc/.xls/.ppt
     (b"{\\rtf", "an RTF document"),
@@ -155,7 +151,7 @@ _ZIP_SIGNATURES = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
 _HEIF_BRANDS = (b"heic", b"heix", b"hevc", b"heim", b"heis", b"mif1", b"msf1")
 # Images Jarvis reads (OCR, and a vision model's description); GIFs and icons are
 # not documents, and AVIF only where this Pillow reads it.
-_IMAGE_SIGNATURES = (b"\x89PNG", b"\xff\xd8\xff", b"II*\x00", b"MM\x00*")
+_IMAGE_SIGNATURES = tuple(image.prefix for image in formats.IMAGE_SIGNATURES if image.read)
 _RTF_SIGNATURE = b"{\\rtf"
 _OPENDOCUMENT = {
     b"application/vnd.oasis.opendocument.text": "odt",

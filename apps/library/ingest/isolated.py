@@ -32,6 +32,7 @@ from django.conf import settings
 from apps.core.sandbox import ChildLimits, ChildOutcome, run_in_child
 from apps.core.sandbox.codec import DecodeError, from_jsonable
 from apps.library.formats import FORMATS
+from apps.library.formats import IMAGE_SIGNATURES as KNOWN_IMAGES
 from apps.library.ingest.parsing.limits import (
     MAX_FIGURE_IMAGE_BYTES,
     MAX_FIGURE_IMAGES_BYTES,
@@ -46,7 +47,11 @@ BATCHABLE_BYTES = 256 * 1024
 BATCH_BYTES = 2 * 1024 * 1024
 BATCH_FILES = 32
 # What a figure's pixels must start with, by the media type it claims.
-IMAGE_SIGNATURES = {"image/png": b"\x89PNG\r\n\x1a\n", "image/jpeg": b"\xff\xd8\xff"}
+IMAGE_SIGNATURES = {
+    image.media_type: image.magic
+    for image in KNOWN_IMAGES
+    if image.media_type in ("image/png", "image/jpeg")
+}
 
 
 class ParseFailed(UnreadableDocument):

@@ -7,10 +7,13 @@ legs     FTS5 bm25 and sqlite-vec KNN
 fusion   reciprocal rank fusion
 versions slots per document and family; history expansion
 results  Result / Response
+
+Other apps import from this package itself, never from its modules
+(the library's front-door contract in pyproject.toml).
 """
 
 from apps.library.search.engine import search
 from apps.library.search.query import Filters, fts_query, query_terms
-from apps.library.search.results import Response, Result
+from apps.library.search.results import Response, Result, chunk_result
 
-__all__ = ["Filters", "Response", "Result", "fts_query", "query_terms", "search"]
+__all__ = ["Filters", "Response", "Result", "chunk_result", "fts_query", "query_terms", "search"]

@@ -2,18 +2,19 @@
 
 Each becomes a Document right away (status `pending`) holding a copy of its
 bytes in the data dir; parsing and embedding run afterwards (in the worker for
-the browser, inline for `kb add`), through `documents.ingest_document`. A
+the browser, inline for `kb add`), through `documents.document_ingest`. A
 refusal (a bad file, a URL the SSRF guard refuses, a paper arXiv does not
-have) stores nothing.
+have) stores nothing. `document_add` is the one way bytes become a document
+(from other apps too: chat attachments, digest entries, the project
+overview); web pages and papers share its row writer (`_create`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -29,10 +30,12 @@ from apps.library.index import tables
 from apps.library.index.embeddings import Embedder
 from apps.library.ingest import arxiv
 from apps.library.ingest.filetypes import UnsupportedFile, sniff
+from apps.library.ingest.pipeline import content_hash
 from apps.library.ingest.storage import safe_filename, store
 from apps.library.models import Document, Source
 from apps.library.selectors import visible_to
 from apps.library.services.documents import document_ingest
+from apps.library.services.meta import DocumentMeta
 from apps.library.services.queue import IN_FLIGHT, cli_ingest_lock, has_live_task
 
 # What `sniff` says a file is → the document kind it becomes (the other kinds keep their name).
@@ -87,37 +90,116 @@ def free_path(source: Source, name: str) -> str:
     return candidate
 
 
+def upload_refusal(size: int) -> str:
+    """Why a file of `size` bytes cannot be uploaded (over UPLOAD_MAX_MB), or "".
+    The one place the limit is checked: the add page and the chat composer ask
+    before reading a file into memory, `upload_add` for everything else."""
+    if size > settings.UPLOAD_MAX_MB * 1024 * 1024:
+        return f"larger than the {settings.UPLOAD_MAX_MB} MB limit"
+    return ""
+
+
 def upload_add(*, owner, name: str, data: bytes) -> Added:
-    """One uploaded file. Typed by its bytes; over the size limit, of an
-    unsupported type or lying about its extension → an error for this file only."""
+    """One uploaded file into the owner's Uploads. Typed by its bytes; over the
+    size limit, of an unsupported type or lying about its extension → an error
+    for this file only. The same bytes uploaded again are the same document."""
     name = safe_filename(name)
-    limit = settings.UPLOAD_MAX_MB * 1024 * 1024
-    if len(data) > limit:
-        return Added(error=f"larger than the {settings.UPLOAD_MAX_MB} MB limit", name=name)
-    try:
-        sniffed = sniff(data, name)
-        kind = kind_for_upload(sniffed, name)
-    except UnsupportedFile as exc:
-        return Added(error=str(exc), name=name)
+    refusal = upload_refusal(len(data))
+    if refusal:
+        return Added(error=refusal, name=name)
     source = uploads_source(owner)
-    digest = hashlib.sha256(data).hexdigest()
-    same = source.documents.filter(content_hash=digest).first()
+    same = source.documents.filter(content_hash=content_hash(data)).first()
     if same is not None:
         return Added(existing=[same], error=f"already in your library as “{same.title}”", name=name)
-    relative = store(area="uploads", owner_id=owner.pk, data=data, filename=name)
-    with transaction.atomic():
-        document = Document.objects.create(
-            source=source,
-            path=free_path(source, name),
-            title=name,
-            kind=kind,
-            content_hash=digest,
-            size=len(data),
-            original=relative,
-            status=Document.Status.PENDING,
-        )
-    _store_again(relative, data)
+    return document_add(owner=owner, source=source, name=name, data=data)
+
+
+def document_add(
+    *,
+    owner,
+    source: Source,
+    name: str,
+    data: bytes,
+    meta: DocumentMeta | None = None,
+    kind: str = "",
+    at: str = "",
+) -> Added:
+    """The library's front door for bytes: keep `data` as a document of the
+    owner's `source`, pending (index it with `ingest_queue` in apps.library.tasks,
+    or `document_ingest` inline). Jarvis's own copy is stored content-addressed
+    and the document hashed here, nowhere else.
+
+    `name` is the file's name: its copy is stored under it and the document's
+    path is `name`, or `name (2)`… if the collection holds that path already.
+    `kind` "" types it by its bytes (an unsupported file or one lying about
+    its extension → `Added.error`). `at`: a fixed path instead, for a note
+    Jarvis rewrites itself (the project overview): the document already there
+    takes the new bytes and keeps its id; the same bytes → `Added.unchanged`.
+    `meta` sets the title (else the name), authors, DOI, URL, arXiv id and site."""
+    if source.owner_id != owner.pk:
+        raise Refused("only the owner can add to this collection")
+    meta = meta or DocumentMeta()
+    filename = safe_filename(PurePosixPath(name).name, fallback="file")
+    if not kind:
+        try:
+            kind = kind_for_upload(sniff(data, filename), filename)
+        except UnsupportedFile as exc:
+            return Added(error=str(exc), name=filename)
+    existing = source.documents.filter(path=at).first() if at else None
+    if existing is not None and existing.content_hash == content_hash(data):
+        return Added(unchanged=existing, name=name)
+    document = _create(
+        source=source,
+        path=at or free_path(source, name),
+        data=data,
+        filename=filename,
+        kind=kind,
+        meta=replace(meta, title=meta.title or filename),
+        into=existing,
+    )
     return Added(document=document, name=name)
+
+
+def _area(source: Source, kind: str) -> str:
+    """Which of Jarvis's storage areas keeps the copy (apps.library.ingest.storage)."""
+    if source.kind == Source.Kind.PAPERS:
+        return "papers"
+    return "web" if kind == Document.Kind.WEB else "uploads"
+
+
+def _create(
+    *,
+    source: Source,
+    path: str,
+    data: bytes,
+    filename: str,
+    kind: str,
+    meta: DocumentMeta,
+    fetched_at=None,
+    into: Document | None = None,
+) -> Document:
+    """Store the copy and write the pending document row (`into`: rewrite that one)."""
+    relative = store(
+        area=_area(source, kind), owner_id=source.owner_id, data=data, filename=filename
+    )
+    document = into or Document(source=source, path=path[:1000])
+    document.kind = kind
+    document.title = meta.title[:500]
+    document.content_hash = content_hash(data)
+    document.size = len(data)
+    document.original = relative
+    document.status = Document.Status.PENDING
+    for field_name, limit in (("authors", 1000), ("doi", 200), ("url", 2000), ("site", 200)):
+        if getattr(meta, field_name):
+            setattr(document, field_name, getattr(meta, field_name)[:limit])
+    if meta.arxiv_id:
+        document.arxiv_id = meta.arxiv_id[:40]
+    if fetched_at is not None:
+        document.fetched_at = fetched_at
+    with transaction.atomic():
+        document.save()
+    _store_again(relative, data)
+    return document
 
 
 def _store_again(relative: str, data: bytes) -> None:
@@ -155,28 +237,19 @@ def web_page_add(*, owner, url: str, refresh: bool = False) -> Added:
         page = fetch(url)
     except FetchError as exc:
         raise Refused(str(exc)) from exc
-    digest = hashlib.sha256(page.body).hexdigest()
     latest = max(existing, key=lambda d: (d.is_latest, d.pk), default=None)
-    if latest is not None and latest.content_hash == digest:
+    if latest is not None and latest.content_hash == content_hash(page.body):
         return Added(unchanged=latest, name=url)
     host = urlsplit(page.final_url).hostname or "page"
-    relative = store(area="web", owner_id=owner.pk, data=page.body, filename=f"{host}.html")
-    source = uploads_source(owner)
-    with transaction.atomic():
-        document = Document.objects.create(
-            source=source,
-            path=page.final_url[:1000],
-            title=url[:500],
-            kind=Document.Kind.WEB,
-            content_hash=digest,
-            size=len(page.body),
-            url=wanted,
-            site=host,
-            fetched_at=page.fetched_at,
-            original=relative,
-            status=Document.Status.PENDING,
-        )
-    _store_again(relative, page.body)
+    document = _create(
+        source=uploads_source(owner),
+        path=page.final_url,
+        data=page.body,
+        filename=f"{host}.html",
+        kind=Document.Kind.WEB,
+        meta=DocumentMeta(title=url, url=wanted, site=host),
+        fetched_at=page.fetched_at,
+    )
     return Added(document=document, name=url)
 
 
@@ -191,6 +264,18 @@ class PaperPlan:
     document: Document
     meta: arxiv.PaperMeta
     replaces: list[int]
+
+    @property
+    def document_meta(self) -> DocumentMeta:
+        """What the arXiv API knows that the PDF parser would only guess, and
+        the entries the paper replaces: what its ingest is given."""
+        return DocumentMeta(
+            title=self.meta.title,
+            authors=", ".join(self.meta.authors),
+            doi=self.meta.doi,
+            published=self.meta.published or "",
+            replaces=tuple(self.replaces),
+        )
 
 
 def paper_add(*, owner, text: str, replace: bool = False) -> Added | PaperPlan:
@@ -221,34 +306,22 @@ def paper_add(*, owner, text: str, replace: bool = False) -> Added | PaperPlan:
     except FetchError as exc:
         raise Refused(f"could not download the PDF: {exc}") from exc
     source = papers_source(owner)
-    relative = store(
-        area="papers", owner_id=owner.pk, data=pdf, filename=f"{paper_id.id.replace('/', '_')}.pdf"
-    )
-    document = Document.objects.create(
+    document = _create(
         source=source,
         path=free_path(source, f"arXiv {paper_id.id}"),
-        title=meta.title[:500],
-        authors=", ".join(meta.authors)[:1000],
-        doi=meta.doi[:200],
+        data=pdf,
+        filename=f"{paper_id.id.replace('/', '_')}.pdf",
         kind=Document.Kind.PAPER,
-        content_hash=hashlib.sha256(pdf).hexdigest(),
-        size=len(pdf),
-        url=paper_id.canonical_url,
-        arxiv_id=paper_id.id,
-        site="arxiv.org",
-        original=relative,
-        status=Document.Status.PENDING,
+        meta=DocumentMeta(
+            title=meta.title,
+            authors=", ".join(meta.authors),
+            doi=meta.doi,
+            url=paper_id.canonical_url,
+            arxiv_id=paper_id.id,
+            site="arxiv.org",
+        ),
     )
-    _store_again(relative, pdf)
     return PaperPlan(document=document, meta=meta, replaces=[d.pk for d in duplicates])
-
-
-def paper_ingest_options(meta: arxiv.PaperMeta) -> dict:
-    """What the arXiv API knows that the PDF parser would only guess."""
-    options = {"title": meta.title, "authors": ", ".join(meta.authors), "doi": meta.doi}
-    if meta.published:
-        options["date_override"] = (meta.published, Document.DateSource.PUBLISHED)
-    return options
 
 
 def local_file_check(path: Path) -> Path:

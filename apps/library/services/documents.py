@@ -4,7 +4,6 @@ remove from the library, reprocess a collection."""
 from __future__ import annotations
 
 import logging
-from datetime import date
 
 from django.db import transaction
 from django.db.models import F
@@ -36,6 +35,7 @@ from apps.library.ingest.vision import images_describe, parse_options_for, visio
 from apps.library.ingest.walk import under
 from apps.library.models import Document, Source, SourceExclusion
 from apps.library.previews import release_after_commit
+from apps.library.services.meta import DocumentMeta
 
 logger = logging.getLogger(__name__)
 
@@ -60,11 +60,7 @@ def document_ingest(
     document: Document,
     embedder: Embedder | None = None,
     full: bool = False,
-    title: str = "",
-    authors: str = "",
-    doi: str = "",
-    date_override: tuple[date, str] | None = None,
-    replaces: list[int] | tuple[int, ...] = (),
+    meta: DocumentMeta | None = None,
     lane: str = LONG,
     ocr_pages: int | None = None,
     cancelled: CancelCheck | None = None,
@@ -72,9 +68,9 @@ def document_ingest(
     """Parse a stored document's original (in a child process with the
     `lane`'s limits) and index it: pending → parsing → ready or failed.
     `full` re-embeds every chunk instead of reusing vectors for unchanged
-    text. Known metadata (a paper's title from arXiv) wins over what the
-    parser guessed. `replaces`: documents this one supersedes; they are
-    removed in the same transaction that writes it, so there is never a
+    text. Known metadata (`meta`: a paper's title from arXiv) wins over what
+    the parser guessed. `meta.replaces`: documents this one supersedes; they
+    are removed in the same transaction that writes it, so there is never a
     moment with no copy or with two.
 
     Raises ParseTooSlow (quick lane: the caller moves it to the long lane;
@@ -83,6 +79,7 @@ def document_ingest(
     second crash fails the document with STOPPED_TWICE. `ocr_pages`: the
     scanned pages the quick lane counted, which lengthen the long lane's
     limit (None: not counted; the plain limit)."""
+    meta = meta or DocumentMeta()
     source = document.source
     set_status(document, Document.Status.PARSING)
     plan = vision_plan(source, in_private_dir=under(document.path, source.private_dirs))
@@ -103,6 +100,7 @@ def document_ingest(
     except ParseTooSlow:
         set_status(document, Document.Status.PENDING)  # it waits for the long lane
         raise
+    title, authors, doi = meta.title, meta.authors, meta.doi
     if document.kind == Document.Kind.PAPER:
         # A paper's metadata came from arXiv; the PDF parser would only guess.
         title, authors, doi = (
@@ -153,10 +151,10 @@ def document_ingest(
             prepared=prepared,
             path=document.path,
             mtime_ns=mtime_ns,
-            date_override=date_override,
+            date_override=meta.date_override(),
             date_fallback=fallback,
         )
-        for old in Document.objects.filter(pk__in=replaces, source__owner=source.owner):
+        for old in Document.objects.filter(pk__in=meta.replaces, source__owner=source.owner):
             tables.delete_document(old)
     refresh_families(source)
     document.refresh_from_db()

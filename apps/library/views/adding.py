@@ -16,7 +16,7 @@ from apps.library.ingest.arxiv import parse_arxiv_id
 from apps.library.models import Document
 from apps.library.selectors import get_document_for
 from apps.library.services import adding
-from apps.library.tasks import enqueue_ingest
+from apps.library.tasks import ingest_queue
 from apps.library.worker_queue import queue_place_for
 
 MAX_FILES = 50
@@ -45,17 +45,14 @@ def upload(request: HttpRequest) -> HttpResponse:
     files = request.FILES.getlist("files")[:MAX_FILES]
     results = []
     for uploaded in files:
-        if uploaded.size > settings.UPLOAD_MAX_MB * 1024 * 1024:
+        refusal = adding.upload_refusal(uploaded.size)
+        if refusal:
             # Refused before reading it into memory.
-            results.append(
-                adding.Added(
-                    error=f"larger than the {settings.UPLOAD_MAX_MB} MB limit", name=uploaded.name
-                )
-            )
+            results.append(adding.Added(error=refusal, name=uploaded.name))
             continue
         added = adding.upload_add(owner=request.user, name=uploaded.name, data=uploaded.read())
         if added.document is not None:
-            enqueue_ingest(added.document, user_id=request.user.pk)
+            ingest_queue(added.document)
         results.append(added)
     status = 200 if files else 400
     context = {"results": results, "nothing": not files}
@@ -93,26 +90,13 @@ def url(request: HttpRequest) -> HttpResponse:
         page = render(request, "library/_added.html", {"error": str(exc), "text": text}, status=400)
         return refusal_swapped(page)
     if isinstance(outcome, adding.PaperPlan):
-        enqueue_ingest(
-            outcome.document,
-            user_id=request.user.pk,
-            **_paper_task_options(outcome),
-        )
+        ingest_queue(outcome.document, meta=outcome.document_meta)
         result = adding.Added(document=outcome.document, name=outcome.meta.title)
     else:
         result = outcome
         if result.document is not None:
-            enqueue_ingest(result.document, user_id=request.user.pk)
+            ingest_queue(result.document)
     return render(request, "library/_added.html", {"results": [result], "text": text})
-
-
-def _paper_task_options(plan: adding.PaperPlan) -> dict:
-    options = adding.paper_ingest_options(plan.meta)
-    override = options.pop("date_override", None)
-    if override:
-        options["published"] = override[0].isoformat()
-    options["replaces"] = tuple(plan.replaces)
-    return options
 
 
 @login_required

@@ -32,7 +32,7 @@ from apps.library.services.documents import (
     documents_mark_pending,
 )
 from apps.library.services.queue import document_cancel, document_prepare_retry
-from apps.library.tasks import enqueue_ingest
+from apps.library.tasks import ingest_queue
 
 FIGURE_KINDS = ("figure", "photo")
 
@@ -316,7 +316,7 @@ def retry(request: HttpRequest, pk: int) -> HttpResponse:
         document_prepare_retry(user=request.user, document=document)
     except Refused as exc:
         return _refused_answer(request, document, exc, in_place=False)
-    enqueue_ingest(document, user_id=request.user.pk)
+    ingest_queue(document)
     return _status_answer(request, document, "Queued again: the status below updates by itself.")
 
 
@@ -325,7 +325,7 @@ def retry(request: HttpRequest, pk: int) -> HttpResponse:
 def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
     document = _owned_document(request, pk)
     documents_mark_pending(documents=[document])
-    enqueue_ingest(document, user_id=request.user.pk, full=True)
+    ingest_queue(document, full=True)
     if request.htmx:
         # "Retry" beside a failed file on the Add page: its status starts over in place.
         document.refresh_from_db()

@@ -241,11 +241,7 @@ class Command(SubcommandCommand):
         if isinstance(outcome, adding.Added):
             known = ", ".join(f"#{d.pk} “{d.title}”" for d in outcome.existing)
             raise CommandError(f"already in the library: {known}; pass --replace to replace it")
-        return document_ingest(
-            document=outcome.document,
-            replaces=outcome.replaces,
-            **adding.paper_ingest_options(outcome.meta),
-        )
+        return document_ingest(document=outcome.document, meta=outcome.document_meta)
 
     def schema(self, options: dict) -> None:
         user = user_named(options["user"]) if options["user"] else None

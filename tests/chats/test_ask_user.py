@@ -63,6 +63,11 @@ def no_resume(monkeypatch):
     return resumed
 
 
+def answer_card(client: Client, card, data: dict):
+    """Post the card as the page's htmx does (a swap of the card in place)."""
+    return client.post(f"/chat/ask/{card.pk}/", data, headers={"HX-Request": "true"})
+
+
 def tool_messages(llm) -> list[dict]:
     return [m for m in llm.chat_requests[-1].json["messages"] if m["role"] == "tool"]
 
@@ -95,7 +100,7 @@ def test_two_questions_wait_on_one_card_and_their_answers_go_back_together(
     assert 'type="radio" name="q2" value="Train"' in page and 'value="Car"' in page
     assert 'data-testid="stop"' in page  # the reply is still in flight
 
-    response = client.post(f"/chat/ask/{card.pk}/", {"q1": "Berlin", "q2": "Train"})
+    response = answer_card(client, card, {"q1": "Berlin", "q2": "Train"})
     assert response.status_code == 200
     shown = response.content.decode()
     assert "Your answers" in shown and "<dd>Berlin</dd>" in shown and "<dd>Train</dd>" in shown
@@ -158,7 +163,7 @@ def test_stop_closes_the_card_unanswered_and_ends_the_reply(owner, local_model, 
     assert "stopped, not answered" in page and 'name="q1"' not in page
     assert 'data-testid="send"' in page  # the composer can send again
     # An answer after Stop is refused: the card is no longer waiting.
-    assert client.post(f"/chat/ask/{card.pk}/", {"q1": "Berlin"}).status_code == 409
+    assert answer_card(client, card, {"q1": "Berlin"}).status_code == 409
     # The next turn goes on without the unanswered call in the history.
     llm.queue(Reply(text="Fine."))
     run_turn(owner, "Never mind", chat=chat)
@@ -173,26 +178,41 @@ def test_answers_the_card_does_not_allow_are_refused_and_nothing_resumes(
     card = PendingAction.objects.get(message=answer, kind="ask_user")
     client = signed_in(owner)
 
-    bad_choice = client.post(f"/chat/ask/{card.pk}/", {"q1": "Berlin", "q2": "Plane"})
+    bad_choice = answer_card(client, card, {"q1": "Berlin", "q2": "Plane"})
     assert bad_choice.status_code == 400
     assert "Question 2: choose one of the options shown." in bad_choice.content.decode()
     assert "Berlin</textarea>" in bad_choice.content.decode()  # what was typed stays
 
-    too_long = client.post(f"/chat/ask/{card.pk}/", {"q1": "x" * (ask.ANSWER_CHARS + 1)})
+    too_long = answer_card(client, card, {"q1": "x" * (ask.ANSWER_CHARS + 1)})
     assert too_long.status_code == 400 and "at most 2000 characters" in too_long.content.decode()
 
     assert signed_in(member).post(f"/chat/ask/{card.pk}/", {"q1": "Paris"}).status_code == 404
     strict = signed_in(owner, enforce_csrf_checks=True)
-    assert strict.post(f"/chat/ask/{card.pk}/", {"q1": "Paris"}).status_code == 403
+    assert answer_card(strict, card, {"q1": "Paris"}).status_code == 403
     card.refresh_from_db()
     assert card.status == PendingAction.Status.PENDING and no_resume == []
 
-    assert client.post(f"/chat/ask/{card.pk}/", {"q1": "Berlin", "q2": "Car"}).status_code == 200
-    second = client.post(f"/chat/ask/{card.pk}/", {"q1": "Paris", "q2": "Train"})
+    assert answer_card(client, card, {"q1": "Berlin", "q2": "Car"}).status_code == 200
+    second = answer_card(client, card, {"q1": "Paris", "q2": "Train"})
     assert second.status_code == 409
     assert "already answered" in second.content.decode()
     card.refresh_from_db()
     assert card.payload["answers"] == {"q1": "Berlin", "q2": "Car"} and no_resume == [answer.pk]
+
+
+def test_without_javascript_the_form_answers_and_goes_back_to_the_chat(
+    owner, local_model, llm, no_resume
+):
+    chat, answer = asked(owner, llm, ("ask_user", TWO_QUESTIONS))
+    card = PendingAction.objects.get(message=answer, kind="ask_user")
+    client = signed_in(owner)
+    refused = client.post(f"/chat/ask/{card.pk}/", {"q2": "Plane"}, follow=True)
+    assert refused.redirect_chain == [(f"/chat/{chat.pk}/", 302)]
+    assert "Question 2: choose one of the options shown." in refused.content.decode()
+    assert no_resume == []
+    done = client.post(f"/chat/ask/{card.pk}/", {"q1": "Berlin", "q2": "Car"})
+    assert done.status_code == 302 and done["Location"] == f"/chat/{chat.pk}/"
+    assert no_resume == [answer.pk]
 
 
 def test_an_approval_card_is_not_answerable_as_questions(owner, local_model, llm):

@@ -80,7 +80,11 @@ def _choices(raw, number: int) -> list[str]:
         raise ToolError(f"Question {number}: 'choices' must be a list of short texts.")
     choices = []
     for choice in raw:
-        text = str(choice if not isinstance(choice, dict) else choice.get("label", "")).strip()
+        # One line, as a form posts it back: a newline inside would come back
+        # as CRLF and no longer match.
+        text = " ".join(
+            str(choice if not isinstance(choice, dict) else choice.get("label", "")).split()
+        )
         if not text or len(text) > CHOICE_CHARS:
             raise ToolError(
                 f"Question {number}: each choice must be a text of 1 to {CHOICE_CHARS} characters."

@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from apps.library.ingest.sync import source_sync
 from apps.toolbox.models import Location, McpServer, McpTool
 from apps.toolbox.services import mcp_server_check
 from tests.chats.conftest import run_turn
@@ -22,6 +23,8 @@ from tests.support.processes import free_port
 from tests.toolbox.conftest import TOKEN, checked, stdio_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+MARKER = "zebracorn-4417"  # in a local-only note
 
 
 def offered(request) -> list[str]:
@@ -180,3 +183,56 @@ def test_a_tool_switched_off_by_the_admin_is_no_longer_offered(owner, tool_users
     run_turn(owner, "Hi")
     names = offered(llm.chat_requests[0])
     assert "fake__weather" not in names and "fake__hang" in names
+
+
+@pytest.fixture
+def local_notes(owner, make_vault, make_source, embedder):
+    notes = make_vault("local")
+    notes.write("health/physio.md", f"# Physio\n\nKnee physio every Tuesday. Code {MARKER}.\n")
+    source_sync(source=make_source(owner, notes, name="local"), embedder=embedder)
+
+
+def quiet_server(group, tmp_path):
+    """A checked server whose process leaves a file when it starts; the
+    check's own start is forgotten."""
+    pid_file = tmp_path / "pid"
+    checked(stdio_server(group, "--pid-file", str(pid_file)))
+    pid_file.unlink()
+    return pid_file
+
+
+def test_a_chat_that_read_local_only_notes_is_not_offered_an_outside_server(
+    owner, tool_users, local_model, llm, local_notes, tmp_path
+):
+    started = quiet_server(tool_users, tmp_path)
+    llm.queue(
+        Reply(tool_calls=[("fake__weather", json.dumps({"city": MARKER}))]),
+        Reply(text="Tuesday."),
+    )
+    # Jarvis's first search reads the local-only note: the chat turns private
+    # before the model's call, which then names a tool this chat no longer has.
+    chat, _ = run_turn(owner, "When is my knee physio?")
+    assert chat.private
+    assert "Unknown tool 'fake__weather'" in tool_messages(llm)[0]
+    assert not started.exists()  # no server process was started for the call
+
+
+def test_a_call_after_a_local_only_read_in_the_same_round_sends_nothing(
+    owner, tool_users, local_model, llm, local_notes, tmp_path
+):
+    started = quiet_server(tool_users, tmp_path)
+    llm.queue(
+        Reply(
+            tool_calls=[
+                ("search_notes", json.dumps({"query": "knee physio Tuesday"})),
+                ("fake__weather", json.dumps({"city": MARKER})),
+            ]
+        ),
+        Reply(text="Tuesday."),
+    )
+    chat, _ = run_turn(owner, "Hello there")
+    found, refused = tool_messages(llm)
+    assert MARKER in found
+    assert "outside the household's network" in refused and "nothing was sent" in refused
+    assert not started.exists()
+    assert chat.private

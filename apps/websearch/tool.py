@@ -121,8 +121,11 @@ def _search(ctx: TurnContext, provider: SearchProvider, query: str, *, asked: st
     try:
         results = provider_search(provider, query)
     except ProviderTimeout as exc:
+        # Said under the reply too, whatever the model makes of the error.
+        ctx.caveat(f"Web search: {exc}; this answer is without it.")
         raise ToolError(TIMED_OUT.format(reason=str(exc).capitalize())) from None
     except ProviderError as exc:
+        ctx.caveat(f"Web search failed: {exc}.")
         raise ToolError(FAILED.format(reason=exc)) from None
     searched_at = timezone.now()
     head = ""

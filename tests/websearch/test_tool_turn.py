@@ -91,6 +91,10 @@ def test_a_provider_that_hangs_is_named_and_the_reply_goes_on(
     assert time.monotonic() - started < 8
     assert "the web search provider did not answer within 1 s" in tool_result(llm).lower()
     assert answer.status == "done" and answer.text == "The web search timed out, sorry."
+    note = (
+        "Web search: the web search provider did not answer within 1 s; this answer is without it."
+    )
+    assert note in answer.notes
     call = next(a for a in answer.activity if a["name"] == "web_search")
     assert call["state"] == "error"
 

@@ -10,7 +10,8 @@ Sets up, outside the project's venv:
 
 Then starts llama.cpp's OpenAI-compatible server on loopback (one thread by
 default: a shared 2-core machine), connects it to a fresh Jarvis instance as
-a *local* model with tools, and asks through `manage.py chat --json`:
+a *local* model whose tool support is probed as admin's Check does (`llm models
+add --probe`: a call written as text means tools, search only), and asks through `manage.py chat --json`:
 
 - the demo household's questions (`manage.py seed_demo`; golden facts below);
 - the seed benchmark's questions (BENCHMARK_DIR, its key facts); `--limit N`
@@ -207,7 +208,7 @@ def connect(instance: Instance, port: int, model: str) -> None:
     )  # fmt: skip
     instance.manage(
         "llm", "models", "add", "--connection", "home", "--model", model,
-        "--tools", "--context", "8192", "--default",
+        "--probe", "--context", "8192", "--default",
     )  # fmt: skip
 
 

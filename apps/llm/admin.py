@@ -19,13 +19,11 @@ from apps.instance.forms import ConnectionForm
 from apps.instance.models import Connection, ModelEntry
 from apps.instance.selectors import instance_settings
 from apps.llm.services import (
-    PROBE_AS_TEXT,
-    PROBE_CALLED,
     PROBE_FAILED,
     PROBE_WORDS,
     CheckResult,
     connection_check,
-    model_probe_tools,
+    model_tools_from_probe,
 )
 
 # A check's message lists at most this many ids (a cloud endpoint serves hundreds).
@@ -120,15 +118,12 @@ def _probed_and_defaulted(added: list[ModelEntry], result: CheckResult) -> list[
     for entry in added:
         if result.found[entry.model_id].tools is not None:
             continue
-        probe = model_probe_tools(entry=entry)
+        probe = model_tools_from_probe(entry=entry)
         if probe == PROBE_FAILED:
             lines.append(
                 f"The tool probe of {entry.model_id} failed; tick tools by hand if it has them."
             )
             continue
-        entry.supports_tools = probe in (PROBE_CALLED, PROBE_AS_TEXT)
-        entry.search_only = probe == PROBE_AS_TEXT
-        entry.save(update_fields=["supports_tools", "search_only"])
         lines.append(f"The model {entry.model_id} {PROBE_WORDS[probe]}")
     settings_row = instance_settings()
     if added and settings_row.default_model is None:

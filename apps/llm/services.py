@@ -112,3 +112,16 @@ def model_probe_tools(*, entry: ModelEntry) -> str:
     except ProviderError as exc:
         logger.warning("tool probe of %s failed: %s", entry, exc.message)
         return PROBE_FAILED
+
+
+def model_tools_from_probe(*, entry: ModelEntry) -> str:
+    """Probe the model (model_probe_tools) and record what the probe showed,
+    as Check does: tools ticked for a real call or one written as text, and
+    "search only" for the latter. A failed probe changes nothing. Returns
+    the probe's outcome (one of the PROBE_* words)."""
+    probe = model_probe_tools(entry=entry)
+    if probe != PROBE_FAILED:
+        entry.supports_tools = probe in (PROBE_CALLED, PROBE_AS_TEXT)
+        entry.search_only = probe == PROBE_AS_TEXT
+        entry.save(update_fields=["supports_tools", "search_only"])
+    return probe

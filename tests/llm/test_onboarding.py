@@ -4,7 +4,10 @@ and makes the first model the default when the instance has none."""
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 
 from apps.instance.forms import ConnectionForm, location_for_url
 from apps.instance.models import ModelEntry
@@ -104,3 +107,20 @@ def test_a_model_that_writes_the_probe_call_as_text_is_marked_search_only(admin_
     )
     entry = ModelEntry.objects.get(model_id="qwen2.5-coder-1.5b")
     assert entry.supports_tools and entry.search_only
+
+
+def test_the_cli_probe_sets_tools_as_check_does(db, endpoint):
+    """`manage.py llm models add --probe`: what a script (or the answer bench)
+    gets is what an admin's Check would have set, from the same probe."""
+    connection_create(name="home", kind="openai", base_url=endpoint.base_url, location="local")
+    endpoint.queue(Reply(text='```json\n{"name": "get_time", "arguments": {}}\n```'))
+    out = StringIO()
+    call_command(
+        "llm", "models", "add", "--connection", "home", "--model", "qwen2.5-coder-1.5b",
+        "--probe", stdout=out,
+    )  # fmt: skip
+    entry = ModelEntry.objects.get(model_id="qwen2.5-coder-1.5b")
+    assert entry.supports_tools and entry.search_only
+    assert "search only" in out.getvalue()
+    [probe] = endpoint.chat_requests
+    assert [t["function"]["name"] for t in probe.json["tools"]] == ["get_time"]

@@ -1,4 +1,4 @@
-"""manage.py llm connections add|list|reencrypt, llm models add|list
+"""manage.py llm connections add|list|reencrypt, llm models add [--probe]|list
 
 Scripts depend on these names and flags. No key is ever printed unmasked.
 """
@@ -16,6 +16,7 @@ from apps.core.errors import AlreadyExists
 from apps.instance import services
 from apps.instance.models import Connection, ModelEntry
 from apps.instance.selectors import instance_settings
+from apps.llm.services import PROBE_FAILED, PROBE_WORDS, model_tools_from_probe
 
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
@@ -69,6 +70,12 @@ class Command(SubcommandCommand):
         madd.add_argument("--model", required=True, help="the model id the endpoint uses")
         madd.add_argument("--display-name", default="")
         madd.add_argument("--tools", action="store_true", help="it can call tools")
+        madd.add_argument(
+            "--probe",
+            action="store_true",
+            help="ask the model one tiny tool request, as admin's Check does, and set tools "
+            "and 'search only' from its answer (instead of --tools)",
+        )
         madd.add_argument("--vision", action="store_true", help="it accepts images")
         madd.add_argument("--context", type=int, default=0, help="context window in tokens")
         madd.add_argument("--default", action="store_true", help="make it the instance default")
@@ -136,6 +143,12 @@ class Command(SubcommandCommand):
             raise _invalid(exc) from None
         suffix = " (instance default)" if options["default"] else ""
         self.stdout.write(f"added {entry.label}{suffix}")
+        if options["probe"]:
+            probe = model_tools_from_probe(entry=entry)
+            if probe == PROBE_FAILED:
+                self.stderr.write(f"the tool probe of {entry.model_id} failed; tools left as set")
+            else:
+                self.stdout.write(f"the model {entry.model_id} {PROBE_WORDS[probe]}")
 
     def models_list(self, options: dict) -> None:
         default_id = instance_settings().default_model_id

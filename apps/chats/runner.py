@@ -269,7 +269,10 @@ def _with_retrieved(question_turn: list[dict], retrieved: str | None) -> list[di
     if not retrieved or not question_turn:
         return list(question_turn)
     *before, last = question_turn
-    block = {"type": "text", "text": retrieved}
+    # Blocks of one turn reach an OpenAI-style server as one string, joined
+    # as they are: without the blank line the question runs into the block
+    # ("…who does it?Jarvis searched the notes…").
+    block = {"type": "text", "text": f"\n\n{retrieved}"}
     return [*before, {**last, "blocks": [*last["blocks"], block]}]
 
 

@@ -39,7 +39,8 @@ def test_a_model_that_never_calls_a_tool_answers_with_a_verified_citation(
     _, answer = run_turn(owner, "When is the boiler service due, and who does it?")
     assert len(llm.chat_requests) == 1
     sent = user_text(llm.chat_requests[0])
-    assert "When is the boiler service due" in sent
+    # The question, a blank line, then Jarvis's block (never run together).
+    assert "When is the boiler service due, and who does it?\n\nJarvis searched" in sent
     assert "<retrieved_data>" in sent and '[1] "Boiler" · boiler.md' in sent
     assert "latest version" in sent
     assert [c["path"] for c in answer.citations] == ["boiler.md"]

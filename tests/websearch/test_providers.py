@@ -160,3 +160,20 @@ def test_the_admin_form_asks_for_what_each_kind_needs(admin):
     )
     provider = SearchProvider.objects.get()
     assert provider.location == "local" and provider.base_url == "http://searx.lan:8080"
+
+
+def test_the_key_appears_in_no_log_line(web, caplog):
+    caplog.set_level("DEBUG")
+    web.result("Bin collections change", "/pages/bins", "Holiday changes")
+    provider_search(brave(web, web.brave_key), "bin day")
+    with pytest.raises(ProviderError):
+        provider_search(brave_gone := brave_at(web, "http://127.0.0.1:9/x"), "bin day")
+    assert brave_gone.api_key == web.brave_key
+    assert caplog.records and web.brave_key not in caplog.text
+
+
+def brave_at(web, url: str) -> SearchProvider:
+    provider = SearchProvider(name="brave elsewhere", kind="brave", base_url=url)
+    provider.set_api_key(web.brave_key)
+    provider.save()
+    return provider

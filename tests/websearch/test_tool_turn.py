@@ -147,3 +147,44 @@ def test_a_slow_result_page_does_not_hold_the_reply(searcher, provider, web, loc
     sent = tool_result(llm)
     assert "the page was not read: timed out" in sent and "moves from Monday to Tuesday" in sent
     assert answer.citations[0]["url"] == web.url("/pages/bins")
+
+
+def test_brave_search_in_a_turn_is_cited_the_same_way(searcher, web, local_model, llm):
+    from apps.websearch.models import SearchProvider  # models load after Django is set up
+
+    provider = SearchProvider(name="Brave", kind="brave", base_url=web.url("/res/v1/web/search"))
+    provider.set_api_key(web.brave_key)
+    provider.save()
+    web.result("Bin collections change", "/pages/bins", "Holiday changes")
+    llm.queue(search_call("bin collection holidays"), Reply(text="On Tuesday [1]."))
+    _, answer = run_turn(searcher, "When are the bins collected?")
+    assert "moves from Monday to Tuesday" in tool_result(llm)
+    assert answer.citations[0]["kind"] == "web"
+    assert answer.citations[0]["url"] == web.url("/pages/bins")
+
+
+def test_a_permission_taken_away_mid_turn_stops_the_call(searcher, provider, web, local_model, llm):
+    from django.db import connections  # the fake model's thread has its own connection
+
+    def revoke_then_search(body):
+        searcher.groups.clear()  # an admin takes the permission away while the model thinks
+        connections.close_all()
+        return search_call("weather Leeds")
+
+    llm.queue(revoke_then_search, Reply(text="No web."))
+    _, answer = run_turn(searcher, "What is the weather in Leeds?")
+    assert "web_search" in offered_tools(llm)  # offered when the turn began
+    assert web.queries == []
+    call = next(a for a in answer.activity if a["name"] == "web_search")
+    assert call["state"] == "error"
+
+
+def test_the_web_toggle_shows_only_to_people_who_may_search(
+    searcher, member, provider, local_model, llm
+):
+    llm.queue(Reply(text="Hello."))
+    chat, _ = run_turn(searcher, "Hello")
+    page = signed_in(searcher).get(f"/chat/{chat.pk}/").content.decode()
+    assert 'data-testid="web-toggle"' in page and 'name="web"' in page
+    assert "js/websearch.js" in page
+    assert 'data-testid="web-toggle"' not in signed_in(member).get("/chat/").content.decode()

@@ -18,6 +18,10 @@ from collections.abc import AsyncIterator, Callable
 
 from apps.llm import OpaqueBlock, ReasoningDelta, TextDelta, ToolCall, ToolCallStarted
 
+# Below this much writing the pieces came together (a proxy that buffers, a
+# reply of a few tokens): a rate would be the network's, not the model's, and
+# the "first" token's wait would really be the whole reply's. Nothing is shown.
+MIN_WRITING_S = 0.1
 # What the model writes (Usage and Finished are the server's bookkeeping).
 WRITTEN = (TextDelta, ReasoningDelta, ToolCallStarted, ToolCall, OpaqueBlock)
 
@@ -50,22 +54,22 @@ async def timed(
 def tokens_per_second(usage: dict) -> float | None:
     """Output tokens over seconds of writing, where both are known and sensible."""
     tokens, seconds = usage.get("output_tokens"), usage.get("writing_s")
-    if not _number(tokens) or not _number(seconds) or tokens <= 1 or seconds <= 0:
+    if not _number(tokens) or not _number(seconds) or tokens <= 1 or seconds < MIN_WRITING_S:
         return None
     # The first token's own time is in first_token_s, not in writing_s.
     return (tokens - 1) / seconds
 
 
 def speed_line(usage: dict | None) -> str:
-    """ "42 tok/s · 0.8 s to first token", either part alone, or ""."""
+    """ "42 tok/s · 0.8 s to first token", the rate alone, or ""."""
     usage = usage or {}
-    parts = []
     rate = tokens_per_second(usage)
-    if rate is not None:
-        parts.append(f"{rate:.0f} tok/s" if rate >= 10 else f"{rate:.1f} tok/s")
+    if rate is None:
+        # No reported tokens, or no measurable writing: neither figure means what it says.
+        return ""
+    parts = [f"{rate:.0f} tok/s" if rate >= 10 else f"{rate:.1f} tok/s"]
     first = usage.get("first_token_s")
-    # Only beside reported usage: the figures describe the endpoint's reply.
-    if _number(first) and first >= 0 and "output_tokens" in usage:
+    if _number(first) and first >= 0:
         seconds = f"{first:.1f}" if first < 10 else f"{first:.0f}"
         parts.append(f"{seconds} s to first token")
     return " · ".join(parts)

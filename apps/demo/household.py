@@ -14,9 +14,8 @@ from apps.accounts import permissions
 from apps.accounts.models import User
 from apps.accounts.services import user_create
 from apps.demo.pdf import ALICE_PDF, BOB_PDF, DemoPdf, render
-from apps.library.ingest.sync import SyncReport, source_sync
 from apps.library.models import Source
-from apps.library.services.sources import source_register
+from apps.library.services import SyncReport, source_register, source_sync
 
 logger = logging.getLogger(__name__)
 TEMPLATES = Path(__file__).resolve().parent / "demo_vaults"

@@ -11,10 +11,14 @@ from typing import Any
 from django.db.models import Q
 
 from apps.digest import biorxiv
-from apps.library.ingest import arxiv
 from apps.library.models import Document
 from apps.library.selectors import visible_to
-from apps.library.services.adding import normalise_title
+from apps.library.services import (
+    PaperMeta,
+    PaperSourceDown,
+    arxiv_category_search,
+    normalise_title,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +53,7 @@ class Paper:
     link: str
     arxiv_id: str = ""
     doi: str = ""
-    meta: arxiv.PaperMeta | None = field(default=None, repr=False)
+    meta: PaperMeta | None = field(default=None, repr=False)
     n: int = 0  # its number within the digest, which the scoring prompt uses as id
     score: float | None = None
     track: str = ""
@@ -119,7 +123,7 @@ class Paper:
         )
 
 
-def from_arxiv(meta: arxiv.PaperMeta, category: str) -> Paper:
+def from_arxiv(meta: PaperMeta, category: str) -> Paper:
     return Paper(
         origin="arxiv",
         source=f"arXiv {category}",
@@ -157,15 +161,15 @@ class Fetched:
     warnings: list[str]
 
 
-def fetch_arxiv_category(category: str, *, limit: int, since: date) -> list[arxiv.PaperMeta]:
+def fetch_arxiv_category(category: str, *, limit: int, since: date) -> list[PaperMeta]:
     """The newest `limit` papers of `category` published on or after `since`.
     The listing is newest first, so paging stops at the first older paper.
     Empty-200 pages, 5xx and timeouts are retried inside search_category."""
-    found: list[arxiv.PaperMeta] = []
+    found: list[PaperMeta] = []
     start = 0
     while len(found) < limit:
         want = min(ARXIV_PAGE_SIZE, limit - len(found))
-        page = arxiv.search_category(category, max_results=want, start=start)
+        page = arxiv_category_search(category, max_results=want, start=start)
         if not page:
             break
         recent = [m for m in page if m.published is None or m.published >= since]
@@ -194,7 +198,7 @@ def fetch_all(
         label = f"arXiv {category}"
         try:
             metas = fetch_arxiv_category(category, limit=int(limit), since=since)
-        except (arxiv.PaperSourceDown, ValueError) as exc:
+        except (PaperSourceDown, ValueError) as exc:
             raise DigestFailed(f"{label}: {exc}") from exc
         papers.extend(from_arxiv(meta, category) for meta in metas)
         counts.append((label, len(metas)))

@@ -22,7 +22,7 @@ from apps.digest.models import Digest
 from apps.digest.schedule import next_slot_after
 from apps.digest.tasks import enqueue_run
 from apps.instance.selectors import instance_settings
-from apps.library.services import adding
+from apps.library.services import Added
 
 
 def _situation(user) -> dict:
@@ -116,7 +116,7 @@ def add_paper(request: HttpRequest, pk: int, number: int) -> HttpResponse:
     except JarvisError as exc:
         messages.error(request, f"Not added: {exc}")
         return redirect(back)
-    if isinstance(outcome, adding.Added) and outcome.existing:
+    if isinstance(outcome, Added) and outcome.existing:
         messages.info(request, f"“{outcome.name}” is already in your library.")
     else:
         messages.success(request, "Added to your library; it is being indexed.")

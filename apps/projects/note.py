@@ -16,13 +16,9 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from apps.core.errors import Refused
-from apps.library.ingest.parsing.frontmatter import split_frontmatter
-from apps.library.ingest.parsing.markdown import BREADCRUMB_SEPARATOR as SEPARATOR
-from apps.library.ingest.parsing.markdown import section_breadcrumbs
-from apps.library.ingest.pipeline import content_hash
-from apps.library.ingest.storage import original_path
 from apps.library.models import Document
+from apps.library.selectors import BREADCRUMB_SEPARATOR as SEPARATOR
+from apps.library.selectors import indexed_note_text, section_breadcrumbs, split_frontmatter
 
 logger = logging.getLogger(__name__)
 
@@ -51,23 +47,6 @@ class Note:
         return self.passages[number - 1] if 1 <= number <= len(self.passages) else None
 
 
-def _indexed_text(document: Document) -> str | None:
-    """The note's text, when the file on disk is still the version the
-    library indexed (None otherwise: the next sync and refresh catch up)."""
-    if document.kind != Document.Kind.NOTE:
-        return None
-    try:
-        path = original_path(document)
-        if path.stat().st_size > MAX_NOTE_BYTES:
-            return None
-        data = path.read_bytes()
-    except (OSError, Refused):
-        return None
-    if content_hash(data) != document.content_hash:
-        return None
-    return data.decode("utf-8-sig", errors="replace")
-
-
 def _frontmatter(text: str) -> dict:
     raw, _ = split_frontmatter(text)
     if raw is None:
@@ -87,7 +66,8 @@ def load_note(document: Document) -> Note:
         )
         if not c.annotation
     ]
-    text = _indexed_text(document)
+    # The file as indexed (None once it changed on disk: the next sync and refresh catch up).
+    text = indexed_note_text(document, max_bytes=MAX_NOTE_BYTES)
     rows: list[tuple[int | None, str, str, bool]] = []
     by_section: dict[str, list] = {}
     for chunk in chunks:

@@ -12,14 +12,8 @@ with `cloud_only`, never read from that document.
 
 from __future__ import annotations
 
-import hashlib
-
-from django.db import transaction
-
-from apps.library.index.embeddings import Embedder
-from apps.library.ingest.storage import store
 from apps.library.models import Document, Source
-from apps.library.services.documents import document_ingest
+from apps.library.services import DocumentMeta, Embedder, document_add, document_ingest
 from apps.projects.models import Status
 from apps.projects.selectors import ProjectView, projects_for
 
@@ -105,23 +99,22 @@ def overview_publish(*, user, embedder: Embedder | None = None) -> Document | No
     """Write `user`'s overview into their library when it changed; None when
     they have no projects and never had an overview."""
     text = overview_markdown(user)
-    data = text.encode("utf-8")
-    digest = hashlib.sha256(data).hexdigest()
-    existing = Document.objects.filter(
+    exists = Document.objects.filter(
         source__owner=user, source__name=OVERVIEW_COLLECTION, path=OVERVIEW_PATH
-    ).first()
-    if existing is None and "No projects yet." in text:
+    ).exists()
+    if not exists and "No projects yet." in text:
         return None
-    if existing is not None and existing.content_hash == digest:
-        return existing
-    relative = store(area="uploads", owner_id=user.pk, data=data, filename="project-overview.md")
-    source = _overview_collection(user)
-    with transaction.atomic():
-        document = existing or Document(source=source, path=OVERVIEW_PATH, kind=Document.Kind.NOTE)
-        document.title = "Project overview"
-        document.content_hash = digest
-        document.size = len(data)
-        document.original = relative
-        document.status = Document.Status.PENDING
-        document.save()
-    return document_ingest(document=document, embedder=embedder)
+    # At its fixed path: the overview keeps its id (links and mentions of it
+    # stay good) and unchanged text is not indexed again.
+    added = document_add(
+        owner=user,
+        source=_overview_collection(user),
+        name="project-overview.md",
+        data=text.encode("utf-8"),
+        meta=DocumentMeta(title="Project overview"),
+        kind=Document.Kind.NOTE,
+        at=OVERVIEW_PATH,
+    )
+    if added.unchanged is not None:
+        return added.unchanged
+    return document_ingest(document=added.document, embedder=embedder)

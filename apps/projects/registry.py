@@ -21,8 +21,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from apps.core.errors import JarvisError
-from apps.library.ingest.walk import under
 from apps.library.models import Document, Source
+from apps.library.selectors import under
 from apps.llm import ProviderConfig, ProviderError, provider_config_for
 from apps.projects.extraction.frontmatter import project_name, read_frontmatter
 from apps.projects.extraction.model import ModelUnusable, read_by_model, reading_model_for

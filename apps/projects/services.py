@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from apps.accounts.models import User
-from apps.library.index.embeddings import Embedder
+from apps.library.services import Embedder
 from apps.projects.overview import overview_publish
 from apps.projects.registry import RefreshReport, projects_refresh
 

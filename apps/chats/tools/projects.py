@@ -10,7 +10,7 @@ from __future__ import annotations
 from apps.chats.tools.context import Passage, ToolError, TurnContext, wrap
 from apps.chats.tools.registry import Tool, register, tool_spec
 from apps.library.models import Chunk
-from apps.library.search.results import chunk_result
+from apps.library.search import chunk_result
 from apps.projects.form import STATUSES
 from apps.projects.selectors import (
     ProjectView,

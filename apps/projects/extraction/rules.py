@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from apps.library.ingest.parsing.markdown import BREADCRUMB_SEPARATOR
+from apps.library.selectors import BREADCRUMB_SEPARATOR
 from apps.projects.form import (
     MAX_ITEMS,
     Field,

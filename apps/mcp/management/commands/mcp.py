@@ -22,7 +22,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from mcp import Client, StdioServerParameters
 
 from apps.accounts.commands import user_named
-from apps.library.index.embeddings import get_embedder
+from apps.library.services import get_embedder
 from apps.mcp.server import acting_as, build_server
 
 SHOWN_CHARS = 600

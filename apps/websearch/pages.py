@@ -54,10 +54,16 @@ def _fetch(url: str, max_bytes: int, timeout: float) -> tuple[PageRead, bytes | 
         return read, None
     read.fetched_at = result.fetched_at
     if result.content_type == "text/plain":
-        read.text = result.body.decode(result.charset or "utf-8", errors="replace")[:PAGE_CHARS]
-        read.text = read.text.strip()
+        read.text = _decoded(result.body, result.charset)[:PAGE_CHARS].strip()
         return read, None
     return read, result.body
+
+
+def _decoded(body: bytes, charset: str | None) -> str:
+    try:
+        return body.decode(charset or "utf-8", errors="replace")
+    except LookupError:  # a charset the server made up
+        return body.decode("utf-8", errors="replace")
 
 
 def _extract(bodies: list[tuple[PageRead, bytes]]) -> None:

@@ -188,3 +188,17 @@ def test_the_web_toggle_shows_only_to_people_who_may_search(
     assert 'data-testid="web-toggle"' in page and 'name="web"' in page
     assert "js/websearch.js" in page
     assert 'data-testid="web-toggle"' not in signed_in(member).get("/chat/").content.decode()
+
+
+def test_a_plain_text_page_with_a_made_up_charset_is_still_read(
+    searcher, provider, web, local_model, llm
+):
+    web.route(
+        "/pages/notice.txt",
+        body="Recycling moves to Wednesday.".encode(),
+        content_type="text/plain; charset=klingon",
+    )
+    web.result("Notice", "/pages/notice.txt", "notice")
+    llm.queue(search_call("recycling"), Reply(text="Wednesday [1]."))
+    run_turn(searcher, "When is recycling?")
+    assert "Recycling moves to Wednesday." in tool_result(llm)

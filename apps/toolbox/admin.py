@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from apps.toolbox.forms import HttpToolForm, McpServerForm
 from apps.toolbox.models import HttpTool, McpServer, McpTool
-from apps.toolbox.services import mcp_server_check
+from apps.toolbox.services import mcp_server_check, mcp_server_renamed
 
 
 class McpToolInline(admin.TabularInline):
@@ -45,6 +45,11 @@ class McpServerAdmin(admin.ModelAdmin):
     inlines = (McpToolInline,)
     actions = ("check_servers",)
     change_form_template = "admin/toolbox/mcpserver/change_form.html"
+
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        if change and "name" in form.changed_data:
+            mcp_server_renamed(server=obj)
 
     def get_urls(self):
         check = path(

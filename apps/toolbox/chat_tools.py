@@ -106,7 +106,13 @@ def _refuse_if_private(ctx: TurnContext, name: str, location: str) -> None:
 def _check_arguments(schema: dict, args: dict) -> None:
     # Checked here, not left to the server: a malformed call is an error the
     # model can correct, and nothing leaves Jarvis for it.
-    error = next(iter(validator_for(schema)(schema).iter_errors(args)), None)
+    try:
+        error = next(iter(validator_for(schema)(schema).iter_errors(args)), None)
+    except Exception:  # a schema stored before a rule the check now applies
+        logger.exception("the stored schema of an outside tool could not be applied")
+        raise ToolError(
+            "This tool's schema cannot be applied; ask the admin to check it."
+        ) from None
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "arguments"
         raise ToolError(f"The arguments do not fit the tool's schema ({where}: {error.message}).")

@@ -11,10 +11,11 @@ from django.db import models
 
 from apps.core import crypto
 
-# A prefix of the names the model sees (`home__weather`), so lower case and short.
+# A prefix of the names the model sees (`home__weather`), so lower case and
+# short; no `__` and no `_` at its end, so a SERVER__TOOL name splits one way only.
 SERVER_NAME = RegexValidator(
-    r"^[a-z][a-z0-9_]{0,19}$",
-    "Lower-case letters, digits and _ (up to 20), starting with a letter.",
+    r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$",
+    "Lower-case letters and digits, single _ between them, starting with a letter.",
 )
 HTTP_TOOL_NAME = RegexValidator(
     r"^[a-z][a-z0-9_]{0,39}$",

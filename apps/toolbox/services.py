@@ -56,12 +56,35 @@ def schema_problem(schema: object) -> str:
         return 'does not describe an object ("type": "object")'
     if len(json.dumps(schema)) > MAX_SCHEMA_CHARS:
         return f"is longer than {MAX_SCHEMA_CHARS} characters"
+    outside = _outside_ref(schema)
+    if outside:
+        # Checking a call's arguments would mean fetching it: refused instead.
+        return f"refers to {outside[:100]!r} outside itself ($ref)"
     try:
         validator_for(schema).check_schema(schema)
     except SchemaError as exc:
         where = "/".join(str(p) for p in exc.path) or "top level"
         return f"is not valid JSON Schema ({exc.message}, at {where})"
     return ""
+
+
+def _outside_ref(node: object) -> str:
+    """The first `$ref` that does not point inside the schema ('' when none)."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and not ref.startswith("#"):
+            return ref
+        return next((found for value in node.values() if (found := _outside_ref(value))), "")
+    if isinstance(node, list):
+        return next((found for value in node if (found := _outside_ref(value))), "")
+    return ""
+
+
+def mcp_server_renamed(*, server: McpServer) -> None:
+    """After the server's name changed: its stored tools take the new prefix."""
+    for tool in server.tools.all():
+        tool.exposed_name = exposed_name(server, tool.name)
+        tool.save(update_fields=["exposed_name"])
 
 
 def listing_problem(server: McpServer, listed: list[mcp_client.ListedTool]) -> str:

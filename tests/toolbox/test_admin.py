@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from apps.toolbox.models import HttpTool, McpServer
+from apps.toolbox.services import mcp_server_renamed, schema_problem
 from tests.toolbox.conftest import FAKE, stdio_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -162,3 +163,42 @@ def test_a_good_template_is_saved_and_a_name_of_jarvis_own_tools_is_refused(admi
     )
     page = _http_tool(admin_client, "https://api.example.org/{q}", name="search_notes")
     assert "one of Jarvis" in page.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        ({"type": "object", "properties": {"city": {"type": "string"}}}, ""),
+        ({"type": "object", "properties": {"city": {"type": "text"}}}, "is not valid JSON Schema"),
+        ({"type": "array"}, 'does not describe an object ("type": "object")'),
+        (
+            {"type": "object", "properties": {"a": {"$ref": "https://evil.example/s.json"}}},
+            "refers to 'https://evil.example/s.json' outside itself",
+        ),
+        ({"type": "object", "$defs": {"c": {}}, "properties": {"a": {"$ref": "#/$defs/c"}}}, ""),
+    ],
+)
+def test_schema_problems_are_named(schema, problem):
+    found = schema_problem(schema)
+    assert (problem in found) if problem else found == ""
+
+
+def test_a_renamed_server_offers_its_tools_under_the_new_name(admin_client):
+    server = stdio_server()
+    check(admin_client, server)
+    server.name = "renamed"
+    server.save()
+    mcp_server_renamed(server=server)
+    assert sorted(server.tools.values_list("exposed_name", flat=True))[0] == "renamed__echo_headers"
+
+
+@pytest.mark.parametrize("name", ["a__b", "home_", "Home", "1home"])
+def test_a_server_name_that_would_make_tool_names_ambiguous_is_refused(admin_client, name):
+    response = admin_client.post(
+        "/admin/toolbox/mcpserver/add/",
+        {"name": name, "transport": "http", "url": "https://tools.example.org/mcp",
+         "location": "outside", "timeout_seconds": "30", "args": "[]",
+         "tools-TOTAL_FORMS": "0", "tools-INITIAL_FORMS": "0"},
+    )  # fmt: skip
+    assert response.status_code == 200 and "single _ between them" in response.content.decode()
+    assert not McpServer.objects.exists()

@@ -72,8 +72,11 @@ def system_prompt(user, chat: Chat, model=None) -> str:
     cloud-allowed; no model (or an unknown one) counts as cloud. Enforced here,
     in code: nothing a model or a tool says can change any of these layers."""
     cloud = model is None or model.is_cloud
+    # A small model ("search only") gets the compact default; an agent chat's
+    # kind brings its own long instructions, so it keeps the full one.
+    compact = bool(getattr(model, "search_only", False)) and not chat.is_agent
     parts = [
-        instance_prompt(),
+        instance_prompt(compact=compact),
         (getattr(model, "prompt_note", "") or "").strip(),
         NOTES_ONLY if chat.notes_only else OWN_KNOWLEDGE,
         *prompt_parts(chat),  # what an agent chat kind says about itself (apps.chats.kinds)

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from apps.chats import runner
+from apps.instance.prompts import COMPACT_SYSTEM_PROMPT, DEFAULT_SYSTEM_PROMPT, set_system_prompt
 from apps.library.ingest.sync import source_sync
 from tests.fakes.llm import Reply
 from tests.support.fixtures import run_turn
@@ -153,3 +154,26 @@ def test_a_search_only_model_is_offered_the_search_and_the_reader_only(
     offered = [t["function"]["name"] for t in llm.chat_requests[0].json["tools"]]
     assert offered == ["search_notes", "get_document"]
     assert "Unknown tool 'list_projects'" in json.dumps(llm.chat_requests[1].json)
+
+
+def test_a_search_only_model_gets_the_compact_prompt_unless_the_admin_wrote_one(
+    owner, notes, local_model, llm
+):
+    def system_sent() -> str:
+        return llm.chat_requests[-1].json["messages"][0]["content"]
+
+    llm.queue(Reply(text="On 14 April [1]."))
+    run_turn(owner, "When is the boiler service due?")
+    assert DEFAULT_SYSTEM_PROMPT.strip() in system_sent()
+
+    local_model.search_only = True
+    local_model.save()
+    llm.queue(Reply(text="On 14 April [1]."))
+    run_turn(owner, "When is the boiler service due?")
+    sent = system_sent()
+    assert COMPACT_SYSTEM_PROMPT.strip() in sent and DEFAULT_SYSTEM_PROMPT.strip() not in sent
+
+    set_system_prompt("You are the Smiths' assistant. Cite passages like [1].")
+    llm.queue(Reply(text="On 14 April [1]."))
+    run_turn(owner, "When is the boiler service due?")
+    assert system_sent().startswith("You are the Smiths' assistant.")

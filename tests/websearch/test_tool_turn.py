@@ -195,7 +195,7 @@ def test_a_plain_text_page_with_a_made_up_charset_is_still_read(
 ):
     web.route(
         "/pages/notice.txt",
-        body="Recycling moves to Wednesday.".encode(),
+        body=b"Recycling moves to Wednesday.",
         content_type="text/plain; charset=klingon",
     )
     web.result("Notice", "/pages/notice.txt", "notice")

@@ -8,6 +8,7 @@ import pytest
 
 from apps.chats.models import Chat, Folder
 from tests.e2e.conftest import screenshot
+from tests.e2e.test_axe import RUN_AXE_JS
 from tests.support.browser import collect_errors, sign_in
 
 pytestmark = pytest.mark.e2e
@@ -121,3 +122,38 @@ def test_folders_fit_a_phone(page, live_server_url, owner, chats):
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
     screenshot(page, "phone-chat-folders")
+
+
+AXE_RULES = [
+    "label",
+    "button-name",
+    "link-name",
+    "select-name",
+    "color-contrast",
+    "aria-allowed-attr",
+    "aria-valid-attr-value",
+    "aria-required-children",
+    "aria-required-parent",
+    "list",
+    "listitem",
+    "nested-interactive",
+    "duplicate-id",
+]
+
+
+def test_folders_menus_and_the_command_list_pass_axe(page, live_server_url, owner, chats):
+    house = Folder.objects.create(owner=owner, name="House")
+    Folder.objects.create(owner=owner, name="Trips", collapsed=True)
+    Chat.objects.filter(title="Boiler service").update(folder=house)
+    sign_in(page, live_server_url)
+    page.goto(f"{live_server_url}/chat/{chats[0].pk}/")
+    page.click("[data-testid=new-folder] summary")
+    page.locator("[data-testid=chat-row]", has_text="Boiler service").locator(
+        "[data-testid=move-menu]"
+    ).click()
+    folder(page, "House").locator(".chat-folder__more summary").click()
+    page.click("#composer-text")
+    page.keyboard.type("/")
+    page.get_by_role("listbox", name="Commands").wait_for()
+    page.add_script_tag(url=f"{live_server_url}/static/vendor/axe-core/axe.min.js")
+    assert page.evaluate(RUN_AXE_JS, AXE_RULES) == []

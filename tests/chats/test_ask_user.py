@@ -21,6 +21,7 @@ from tests.agents.conftest import agent_owner, sshd  # noqa: F401  (fixtures)
 from tests.agents.test_agent_turns import agent_chat
 from tests.chats.conftest import run_turn
 from tests.fakes.llm import Reply
+from tests.support.fixtures import signed_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,12 +31,6 @@ TWO_QUESTIONS = {
         {"question": "Train or car?", "choices": ["Train", "Car"]},
     ]
 }
-
-
-def signed_in(user, **options) -> Client:
-    client = Client(**options)
-    client.force_login(user)
-    return client
 
 
 def resume(answer: Message) -> Message:

@@ -8,14 +8,9 @@ import pytest
 from django.test import Client
 
 from apps.chats.models import Chat, Folder
+from tests.support.fixtures import signed_in
 
 pytestmark = pytest.mark.django_db
-
-
-def signed_in(user, **kwargs) -> Client:
-    client = Client(**kwargs)
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

@@ -37,9 +37,11 @@ from tests.fakes.llm import FakeOpenAI
 
 
 def signed_in(user, *, csrf: bool = False, **options) -> Client:
-    """A test client signed in as `user`; `csrf=True` enforces CSRF checks as
-    a browser's request meets them (the test client skips them otherwise)."""
-    client = Client(enforce_csrf_checks=csrf, **options)
+    """A test client signed in as `user`; `csrf=True` (or Client's own
+    `enforce_csrf_checks=True`) enforces CSRF checks as a browser's request
+    meets them (the test client skips them otherwise). Other options go to
+    the Client."""
+    client = Client(**{"enforce_csrf_checks": csrf, **options})
     client.force_login(user)
     return client
 

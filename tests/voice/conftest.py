@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Group, Permission
-from django.test import Client
 
 from apps.accounts import permissions
 from apps.chats.models import Chat, Message
 from apps.instance.models import Connection
 from apps.library.models import Chunk, Document, Source
 from tests.fakes.audio import FakeAudio
+from tests.support.fixtures import signed_in  # noqa: F401 (this folder's tests import it from here)
 
 CLOUD_KEY = "sk-audio-cloud-secret-98765"
 
@@ -63,12 +63,6 @@ def cloud_user(owner):
     )
     owner.groups.add(group)
     return type(owner).objects.get(pk=owner.pk)
-
-
-def signed_in(user, **kwargs) -> Client:
-    client = Client(**kwargs)
-    client.force_login(user)
-    return client
 
 
 def make_reply(owner, text: str, *, private: bool = False, citations=(), status="done") -> Message:

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import Group, Permission
-from django.test import Client
 
 from tests.fakes.llm import FakeOpenAI
 from tests.fakes.searxng import FakeSearch
+from tests.support.fixtures import signed_in  # noqa: F401 (this folder's tests import it from here)
 
 
 @pytest.fixture
@@ -64,12 +64,6 @@ def grant_web_search(user):
 @pytest.fixture
 def searcher(owner):
     return grant_web_search(owner)
-
-
-def signed_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def finish(answer):

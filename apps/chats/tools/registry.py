@@ -12,8 +12,9 @@ it to one group. An app above chats registers a *source* for them
 (`register_source`): a function `(ctx) -> list[Tool]` asked afresh for every
 turn's offer and for every call, so a tool taken away (or a person removed from
 its group) is gone at the next call. A source may also say which of its tools
-an approval policy must ask about (`needs_approval`); the static tools of
-this registry never need it.
+an approval policy must ask about (`needs_approval`); for a static tool the
+answer is no here (an app whose tools write, like agents, says so in its own
+policy).
 """
 
 from __future__ import annotations

@@ -37,6 +37,26 @@ def chat_make_private(*, chat: Chat) -> str:
     return MADE
 
 
+def new_chat_private_check(*, user, model_label: str) -> None:
+    """A new chat asked to start private (`/private` on the new-chat page):
+    refused before anything is written when its model would be a cloud one."""
+    try:
+        model = resolve_model(user, model_label) if model_label else default_model_for(user)
+    except Refused:
+        return  # turn_start refuses a model the person may not use, with its reason
+    if model is not None and model.is_cloud:
+        name = model.display_name or model.label
+        raise Refused(
+            f"{name} is a cloud model: pick a local model for a private chat "
+            "(the picker under the message box, or /model)"
+        )
+
+
+def new_chat_private(chat: Chat) -> None:
+    """After the new chat's first message is written, before its reply starts."""
+    chat_mark_private(chat=chat)
+
+
 def _model_of(chat: Chat) -> ModelEntry | None:
     """The model the chat's next reply would use (as services._chosen_model)."""
     try:

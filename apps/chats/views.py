@@ -17,7 +17,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.chats import approvals, attachments, frames, services
-from apps.chats.commands import chat_make_private
+from apps.chats.commands import chat_make_private, new_chat_private, new_chat_private_check
 from apps.chats.export import chat_markdown, export_filename
 from apps.chats.folders import sidebar_context
 from apps.chats.history import search_chats
@@ -212,7 +212,16 @@ def _attach_error(request: HttpRequest, message: str) -> HttpResponse:
 @login_required
 @require_POST
 async def send_new(request: HttpRequest) -> HttpResponse:
-    return await answer_send(request, await request.auser(), None)
+    user = await request.auser()
+    on_start = None
+    if request.POST.get("private") == "1":  # the composer's /private on the new-chat page
+        model = request.POST.get("model", "").strip()
+        try:
+            await sync_to_async(new_chat_private_check)(user=user, model_label=model)
+        except JarvisError as exc:
+            return HttpResponse(_error(str(exc)), status=400)
+        on_start = new_chat_private
+    return await answer_send(request, user, None, on_start=on_start)
 
 
 @login_required

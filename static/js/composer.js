@@ -8,7 +8,8 @@
 //   /new             a new chat (any words after it wait in its composer)
 //   /model <name>    this chat's model, through the header's model picker
 //                    (on the new-chat page, the picker under the composer)
-//   /private         this chat stays on local models (POST …/private/)
+//   /private         this chat stays on local models (POST …/private/; on
+//                    the new-chat page the first send carries private=1)
 // "//" at the start sends the message with one "/" ("//new" sends "/new"),
 // and an unknown command ("/foo bar") is sent as written.
 //
@@ -100,8 +101,7 @@ let items = [];
 let active = -1;
 
 function available() {
-  // /private needs a chat: on the new-chat page it is not offered.
-  return COMMANDS.filter((c) => c.name !== "private" || setting("private-url"));
+  return COMMANDS;
 }
 
 function suggestions() {
@@ -260,7 +260,7 @@ function runModel(name) {
 
 function runPrivate() {
   const url = setting("private-url");
-  if (!url) { hint("A chat becomes private once it has started: send your first message, then /private."); return; }
+  if (!url) { privateNewChat(); return; }
   const text = box.value;
   box.value = "";
   const done = (event) => {
@@ -276,6 +276,29 @@ function runPrivate() {
   // htmx, so the header's badge and picker are swapped in (oob) and a
   // refusal takes the page's one error path (app.js).
   window.htmx.ajax("POST", url, { source: box, swap: "none" });
+}
+
+// On the new-chat page there is no chat yet: the first send carries
+// private=1 (a chip says so, and takes it back), and the server refuses it
+// on a cloud model before anything is written.
+function privateNewChat() {
+  box.value = "";
+  if (!form.querySelector("input[name=private]")) {
+    const chip = document.createElement("span");
+    chip.className = "chip";
+    chip.setAttribute("data-testid", "private-chip");
+    chip.textContent = "Private chat: local models only ";
+    const input = document.createElement("input");
+    input.type = "hidden"; input.name = "private"; input.value = "1";
+    const remove = document.createElement("button");
+    remove.type = "button"; remove.className = "chip__remove"; remove.textContent = "×";
+    remove.setAttribute("aria-label", "Not a private chat");
+    remove.addEventListener("click", () => { chip.remove(); hint(""); });
+    chip.appendChild(input); chip.appendChild(remove);
+    (form.querySelector("[data-mention-chips]") || form).appendChild(chip);
+  }
+  hint("This chat will be private: it stays on local models. Write your first message.");
+  box.focus();
 }
 
 function onSubmit(event) {

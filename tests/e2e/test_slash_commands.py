@@ -225,3 +225,22 @@ def test_a_starting_point_fills_the_composer_and_does_not_send(page, live_server
     assert Message.objects.count() == 0 and Chat.objects.count() == 0
     screenshot(page, "starting-points")
     assert errors == []
+
+
+def test_private_on_the_new_chat_page_starts_a_private_chat(
+    page, live_server_url, owner, local_model, llm
+):
+    errors = collect_errors(page)
+    sign_in(page, live_server_url)
+    page.fill("#composer-text", "/private")
+    page.press("#composer-text", "Enter")
+    page.locator("[data-testid=private-chip]").wait_for()
+    assert "will be private" in hint(page)
+    assert page.locator("#composer-text").input_value() == ""
+    llm.queue(Reply(text="Your tax is due in January."))
+    page.fill("#composer-text", "When is my tax due?")
+    page.press("#composer-text", "Enter")
+    page.wait_for_url("**/chat/*/")
+    page.locator("[data-testid=private-badge]").wait_for()
+    assert Chat.objects.get().private
+    assert errors == []

@@ -12,8 +12,10 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from apps.chats.live import interrupted_sweep  # noqa: E402
 from apps.core import bodies  # noqa: E402
 from apps.core.origins import SameOriginValidator  # noqa: E402
+from apps.core.startup import at_start  # noqa: E402
 from apps.mcp.http import with_mcp  # noqa: E402
 from jarvis_site.routing import websocket_urlpatterns  # noqa: E402
 
@@ -21,7 +23,7 @@ from jarvis_site.routing import websocket_urlpatterns  # noqa: E402
 # bodies at the server, before Django (apps.core.bodies).
 bodies.install()
 
-application = ProtocolTypeRouter(
+router = ProtocolTypeRouter(
     {
         # /mcp/ is the MCP endpoint (bearer tokens, Host/Origin checked: apps.mcp.http);
         # everything else is Django.
@@ -33,3 +35,7 @@ application = ProtocolTypeRouter(
         "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+# Once, before this process's first request or socket: replies a previous
+# process left half-written are marked interrupted (not on every page render).
+application = at_start(router, [interrupted_sweep])

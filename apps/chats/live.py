@@ -15,7 +15,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 
 from apps.chats import frames
-from apps.chats.models import Chat, Message
+from apps.chats.models import Message
 from apps.chats.reply import Reply
 from apps.chats.streaming import APPEND, WHOLE, TextStream
 
@@ -211,14 +211,27 @@ class Ticker:
 TICKER = Ticker()
 
 
-def mark_interrupted(chat: Chat) -> None:
-    """Replies left in flight by a previous web process: say so, keep their text."""
-    stale = chat.messages.filter(status__in=[Message.Status.PENDING, Message.Status.STREAMING])
+INTERRUPTED_NOTE = "Interrupted: the server restarted while this reply was being written."
+
+
+def interrupted_sweep() -> int:
+    """Replies left pending or streaming by a previous web process: marked
+    interrupted (their text kept, a note saying why), once, when this
+    process starts serving (jarvis_site.asgi runs it before the first
+    request or socket; apps.core.startup). A reply running here is left
+    alone. Returns how many were marked."""
+    stale = Message.objects.filter(
+        role=Message.Role.ASSISTANT,
+        status__in=[Message.Status.PENDING, Message.Status.STREAMING],
+    )
+    marked = 0
     for message in stale:
-        if REGISTRY.running(message.pk) is None:
-            message.status = Message.Status.INTERRUPTED
-            message.notes = [
-                *message.notes,
-                "Interrupted: the server restarted while this reply was being written.",
-            ]
-            message.save(update_fields=["status", "notes"])
+        if REGISTRY.running(message.pk) is not None:
+            continue
+        message.status = Message.Status.INTERRUPTED
+        message.notes = [*message.notes, INTERRUPTED_NOTE]
+        message.save(update_fields=["status", "notes"])
+        marked += 1
+    if marked:
+        logger.info("%d replies left by the previous web process marked interrupted", marked)
+    return marked

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from apps.chats import frames, tree
 from apps.chats.folders import sidebar_context
-from apps.chats.live import mark_interrupted
 from apps.chats.models import Chat, Message
 from apps.chats.page_hooks import chat_page_hooks_for
 from apps.chats.reply import Reply
@@ -26,7 +25,6 @@ def conversation_context(user, chat: Chat | None) -> dict:
         "compacted_upto": None,
     }
     if chat is not None:
-        mark_interrupted(chat)
         context["items"] = conversation_items(user, chat)
         busy = busy_message(chat)
         context["busy_message"] = busy.pk if busy else None

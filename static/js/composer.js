@@ -100,16 +100,12 @@ list.hidden = true;
 let items = [];
 let active = -1;
 
-function available() {
-  return COMMANDS;
-}
-
 function suggestions() {
   const value = box.value;
   if (!value.startsWith("/") || value.startsWith("//")) return [];
   const word = /^\/([a-z]*)$/.exec(value);
   if (word) {
-    return available()
+    return COMMANDS
       .filter((c) => c.name.startsWith(word[1]))
       .map((c) => ({ fill: "/" + c.name + (c.args ? " " : ""), label: c.usage, help: c.help }));
   }
@@ -163,7 +159,7 @@ function open() {
       li.appendChild(help);
     }
     // mousedown, not click: the message box keeps the focus.
-    li.addEventListener("mousedown", (event) => { event.preventDefault(); choose(index); });
+    li.addEventListener("mousedown", (event) => { event.preventDefault(); pick(index, true); });
     list.appendChild(li);
   });
   list.hidden = false;
@@ -178,6 +174,16 @@ function choose(index) {
   close();
   box.focus();
   open(); // "/model " goes straight on to the models
+}
+
+// Picking an option; `go`: and running it when it is a whole command (a model's name).
+function pick(index, go) {
+  const run = go && items[index] && items[index].run;
+  choose(index);
+  if (run) {
+    close();
+    form.requestSubmit();
+  }
 }
 
 function onKey(event) {
@@ -197,12 +203,7 @@ function onKey(event) {
     // never sees it. A model's name completes /model, so Enter runs that.
     event.preventDefault();
     event.stopPropagation();
-    const run = event.key === "Enter" && items[active].run;
-    choose(active);
-    if (run) {
-      close();
-      form.requestSubmit();
-    }
+    pick(active, event.key === "Enter");
   } else if (event.key === "Escape") {
     event.preventDefault();
     event.stopPropagation();
@@ -354,5 +355,10 @@ if (form && box) {
   box.addEventListener("blur", close);
   document.addEventListener("submit", onSubmit, true);
   document.addEventListener("click", onStartingPoint);
+  // A message sent: what the last command said is old news.
+  document.addEventListener("htmx:afterRequest", (event) => {
+    const line = form.querySelector("[data-command-hint]");
+    if (line && event.detail.elt === form && event.detail.successful) line.textContent = "";
+  });
   prefill();
 }

@@ -160,3 +160,41 @@ async def websocket_open(
         writer.close()
         raise ConnectionError(f"websocket handshake refused: {head.splitlines()[0]}")
     return reader, writer
+
+
+def daphne_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    """The environment of a daphne child on `data_dir` (no JARVIS_ setting of
+    the caller's leaks in)."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("JARVIS_")}
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "jarvis_site.settings",
+            "JARVIS_DATA_DIR": str(data_dir),
+            "JARVIS_HTTPS": "false",
+            "JARVIS_LOG_LEVEL": "WARNING",
+            "JARVIS_ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "PYTHONUNBUFFERED": "1",
+            **extra,
+        }
+    )
+    return env
+
+
+def daphne_start(env: dict[str, str], log: Path, cpus: set[int] | None = None):
+    """A real daphne serving jarvis_site.asgi in a session of its own (so
+    Linux's autogroup scheduler does not lump it with the load generator),
+    optionally pinned to `cpus`; returns (process, port) once it listens."""
+    sys.path.insert(0, str(ROOT))
+    from tests.support.processes import free_port, wait_for_port
+
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+         "jarvis_site.asgi:application"],
+        env=env, cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    if cpus:
+        os.sched_setaffinity(process.pid, cpus)
+    wait_for_port(port, process)
+    return process, port

@@ -29,13 +29,12 @@ import asyncio
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
-from _support import ROOT, django_in, percentile, websocket_open
+from _support import daphne_env, daphne_start, django_in, percentile, websocket_open
 
 
 def rss_mib(pid: int) -> float:
@@ -118,6 +117,10 @@ async def probes(port: int, chat_path: str, headers: dict[str, str], count: int)
     return {"page": page, "handshake": handshake}
 
 
+def per_socket(grown_mib: float, alive: int) -> str:
+    return f" ({grown_mib * 1024 / alive:.0f} KiB per open socket)" if alive else ""
+
+
 def ms(values: list[float]) -> str:
     if not values:
         return "none"
@@ -156,8 +159,8 @@ async def run(port: int, pid: int, cookie: str, chat_id: int, args) -> None:
         print(
             f"{shape}: {len(sockets)} handshakes accepted, {refused} refused, in {took:.1f}s; "
             f"after {args.idle:g}s idle {alive} still open; daphne RSS {rss_before:.0f} → "
-            f"{rss_open:.0f} MiB open ({(rss_open - rss_before) * 1024 / max(alive, 1):.0f} KiB "
-            f"per open socket) → {rss_mib(pid):.0f} MiB closed; idle CPU {idle_cpu:.0%} of a core; "
+            f"{rss_open:.0f} MiB open{per_socket(rss_open - rss_before, alive)} → "
+            f"{rss_mib(pid):.0f} MiB closed; idle CPU {idle_cpu:.0%} of a core; "
             f"page {ms(loaded['page'])}; chat socket handshake {ms(loaded['handshake'])}"
         )
 
@@ -177,28 +180,9 @@ def main() -> None:
 
     call_command("collectstatic", "--noinput", verbosity=0)  # the page probe renders static URLs
     session, chat_id = person_with_chat()
-    sys.path.insert(0, str(ROOT))
-    from tests.support.processes import free_port, wait_for_port
-
-    env = {key: value for key, value in os.environ.items() if not key.startswith("JARVIS_")}
-    env.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "jarvis_site.settings",
-            "JARVIS_DATA_DIR": str(data_dir),
-            "JARVIS_HTTPS": "false",
-            "JARVIS_LOG_LEVEL": "WARNING",
-            "JARVIS_ALLOWED_HOSTS": "127.0.0.1,localhost",
-        }
-    )
-    port = free_port()
     log = data_dir / "daphne.log"
-    daphne = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         "jarvis_site.asgi:application"],
-        env=env, cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+    daphne, port = daphne_start(daphne_env(data_dir), log)
     try:
-        wait_for_port(port, daphne)
         load = os.getloadavg()[0]
         asyncio.run(run(port, daphne.pid, session, chat_id, args))
         print(f"load average {load:.2f} → {os.getloadavg()[0]:.2f}"

@@ -91,7 +91,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-from _support import ROOT, django_in, percentile, websocket_open
+from _support import ROOT, daphne_env, daphne_start, django_in, percentile, websocket_open
 
 WARM_UP_CLIENT = 0  # client numbers of the measured clients start at 1
 WARM_UP_TOKENS = 20
@@ -427,23 +427,6 @@ def make_people(count: int, fake_port: int) -> list[Person]:
     return people
 
 
-def start_daphne(env: dict[str, str], log: Path, cpus: set[int] | None) -> tuple:
-    sys.path.insert(0, str(ROOT))
-    from tests.support.processes import free_port, wait_for_port
-
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         "jarvis_site.asgi:application"],
-        env=env, cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own scheduling group, apart from the load generator
-    )  # fmt: skip
-    if cpus:
-        os.sched_setaffinity(process.pid, cpus)
-    wait_for_port(port, process)
-    return process, port
-
-
 # --- figures -------------------------------------------------------------------------------
 
 
@@ -658,19 +641,9 @@ def main() -> None:
     people = make_people(args.clients + 1, fake_port)  # person 0 runs the warm-up
     print(f"{args.clients} people with a chat each in {time.perf_counter() - started:.1f}s")
 
-    env = {key: value for key, value in os.environ.items() if not key.startswith("JARVIS_")}
-    env.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "jarvis_site.settings",
-            "JARVIS_DATA_DIR": str(data_dir),
-            "JARVIS_HTTPS": "false",
-            "JARVIS_LOG_LEVEL": "WARNING",
-            "JARVIS_ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
+    env = daphne_env(data_dir)
     log = data_dir / "daphne.log"
-    daphne, port = start_daphne(env, log, {cpus[0]} if load_cpus else None)
+    daphne, port = daphne_start(env, log, {cpus[0]} if load_cpus else None)
     cookies = {"session": settings.SESSION_COOKIE_NAME, "csrf": settings.CSRF_COOKIE_NAME}
     args.pids = {"daphne": daphne.pid, "fake": fake.pid, "clients": os.getpid()}
     print(

@@ -56,7 +56,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from _support import ROOT, django_in, percentile, websocket_open
+from _support import ROOT, daphne_env, daphne_start, django_in, percentile, websocket_open
 
 sys.path.insert(0, str(ROOT))
 
@@ -306,22 +306,6 @@ def make_chats(server, count: int) -> tuple[list[int], str]:
     return chats, client.cookies[settings.SESSION_COOKIE_NAME].value
 
 
-def start_daphne(env: dict[str, str], log: Path, cpus: set[int] | None):
-    from tests.support.processes import free_port, wait_for_port
-
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         "jarvis_site.asgi:application"],
-        env=env, cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )  # fmt: skip
-    if cpus:
-        os.sched_setaffinity(process.pid, cpus)
-    wait_for_port(port, process)
-    return process, port
-
-
 async def drive(port: int, chats: list[int], cookie: str, args, daphne_pid: int) -> dict:
     from django.conf import settings
 
@@ -500,23 +484,13 @@ def main() -> None:
         os.sched_setaffinity(0, load_cpus)
     data_dir = Path(tempfile.mkdtemp(prefix="jarvis-bench-terminal-"))
     django_in(data_dir, JARVIS_ALLOWED_HOSTS="127.0.0.1,localhost")
-    env = {key: value for key, value in os.environ.items() if not key.startswith("JARVIS_")}
-    env.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "jarvis_site.settings",
-            "JARVIS_DATA_DIR": str(data_dir),
-            "JARVIS_HTTPS": "false",
-            # INFO: the terminal's log lines say which viewers were dropped.
-            "JARVIS_LOG_LEVEL": "INFO",
-            "JARVIS_ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
+    # INFO: the terminal's log lines say which viewers were dropped.
+    env = daphne_env(data_dir, JARVIS_LOG_LEVEL="INFO")
     with FakeSSHD() as server:
         args.remote_uid = server.uid
         chats, cookie = make_chats(server, args.terminals)
         log = data_dir / "daphne.log"
-        daphne, port = start_daphne(env, log, {cpus[0]} if load_cpus else None)
+        daphne, port = daphne_start(env, log, {cpus[0]} if load_cpus else None)
         try:
             run = asyncio.run(drive(port, chats, cookie, args, daphne.pid))
             # Every viewer has gone; the shells live on (until the idle reaper).

@@ -19,6 +19,7 @@ urlpatterns = [
     path("settings/ssh/", include("apps.agents.settings_urls")),
     path("", include("apps.core.urls")),
     path("chat/agent/", include("apps.agents.urls")),
+    path("chat/web/", include("apps.websearch.urls")),
     path("chat/", include("apps.chats.urls")),
     path("library/", include("apps.library.urls")),
     path("projects/", include("apps.projects.urls")),

@@ -78,7 +78,7 @@ def _flag_field(flag: str) -> forms.BooleanField:
 
 
 class GroupForm(forms.ModelForm):
-    """A group as an admin decides on it: its name, the four Jarvis flags as
+    """A group as an admin decides on it: its name, the Jarvis flags as
     checkboxes with a sentence each, and (folded away, for experts) Django's
     other permissions. Saving sets exactly the ticked flags."""
 
@@ -99,6 +99,7 @@ class GroupForm(forms.ModelForm):
     flag_use_agent_chats = _flag_field(permissions.USE_AGENT_CHATS)
     flag_manage_folder_sources = _flag_field(permissions.MANAGE_FOLDER_SOURCES)
     flag_run_paper_digest = _flag_field(permissions.RUN_PAPER_DIGEST)
+    flag_use_web_search = _flag_field(permissions.USE_WEB_SEARCH)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -49,6 +49,9 @@ class User(AbstractUser):
             ("use_agent_chats", "Can use agent chats"),
             ("manage_folder_sources", "Can register and manage folder sources"),
             ("run_paper_digest", "Can run the paper digest"),
+            # Checked by apps.websearch (above accounts in the floors, so the
+            # flag lives here with the others the group page shows).
+            ("use_web_search", "Can use web search in chats"),
         ]
 
     def __str__(self) -> str:

@@ -10,8 +10,17 @@ USE_CLOUD_MODELS = "accounts.use_cloud_models"
 USE_AGENT_CHATS = "accounts.use_agent_chats"
 MANAGE_FOLDER_SOURCES = "accounts.manage_folder_sources"
 RUN_PAPER_DIGEST = "accounts.run_paper_digest"
+# Read by apps.websearch; declared here like the agents' flag, because the
+# group page (and this floor) cannot import the apps above it.
+USE_WEB_SEARCH = "accounts.use_web_search"
 
-ALL_FLAGS = (USE_CLOUD_MODELS, USE_AGENT_CHATS, MANAGE_FOLDER_SOURCES, RUN_PAPER_DIGEST)
+ALL_FLAGS = (
+    USE_CLOUD_MODELS,
+    USE_AGENT_CHATS,
+    MANAGE_FOLDER_SOURCES,
+    RUN_PAPER_DIGEST,
+    USE_WEB_SEARCH,
+)
 
 
 def codename(flag: str) -> str:
@@ -40,5 +49,11 @@ FLAG_TEXT = {
         "Run the paper digest",
         "Members may set up the paper digest, which fetches new papers on their "
         "topics and summarises them with a model.",
+    ),
+    USE_WEB_SEARCH: (
+        "Use web search",
+        "Members may let chats search the web through the configured provider; the "
+        "model's search words leave this machine (in a private chat only after the "
+        "member sees them and clicks Search).",
     ),
 }

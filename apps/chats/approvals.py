@@ -13,6 +13,14 @@ The same waiting carries the model's questions (apps.chats.tools.ask): a
 round with `ask_user` calls waits on one question card instead, and on
 resume each of those calls is "answered" with the person's answers as its
 result. Stop closes that card unanswered.
+
+An app above chats may also hold a call of its own tool for the person's
+consent (`hold_register`: a private chat's web search shows its query
+first). A held call is an ASK that waits on that app's card kind instead of
+the approval card: yes runs the call as the model made it, no gives the
+model the hold's own "declined" text. One card per round: a round whose
+held calls are all of one kind waits on that kind's card; mixed with calls
+the chat's policy asks about, they all go on the approval card.
 """
 
 from __future__ import annotations
@@ -32,8 +40,19 @@ from apps.llm import ToolCall
 DENIED = "Denied by the person: this call did not run. Do not retry it unless they ask."
 STOPPED_NOTE = "Stopped: the calls waiting for approval were denied."
 ASK_STOPPED_NOTE = "Stopped: the questions were not answered."
+WEB_STOPPED_NOTE = "Stopped: the web search was not sent."
+# Cards whose waiting calls the person answers yes or no, each round's calls on it.
+APPROVAL_KINDS = (PendingAction.Kind.APPROVE_TOOLS, PendingAction.Kind.WEB_SEARCH)
 # The cards a reply can wait on; the newest one answered carries the round on.
-WAITING_KINDS = (PendingAction.Kind.APPROVE_TOOLS, PendingAction.Kind.ASK_USER)
+WAITING_KINDS = (*APPROVAL_KINDS, PendingAction.Kind.ASK_USER)
+STOPPED_NOTES = {
+    PendingAction.Kind.APPROVE_TOOLS: STOPPED_NOTE,
+    PendingAction.Kind.WEB_SEARCH: WEB_STOPPED_NOTE,
+}
+# Set in TurnContext.extras while a call the person approved on a card runs
+# (and only then): a tool that needs consent (web_search in a private chat)
+# reads it, so it never acts on the model's say-so alone.
+APPROVED = "approved_by_person"
 
 
 class Verdict(StrEnum):
@@ -54,6 +73,15 @@ class Decision:
     # the tool, the whole command, the file and its change); {} shows the raw call.
     details: dict = field(default_factory=dict)
     result: str = ""  # ANSWERED: what the call returns (the person's answers)
+    # A held call (hold_register): the card it waits on, {"kind": PendingAction
+    # kind, "denied": what the model reads on a no, ...what that card shows}.
+    hold: dict = field(default_factory=dict)
+    approved: bool = False  # RUN because the person said yes on a card
+
+
+class AlreadyAnswered(Refused):
+    """A second answer to an approval card (two tabs, a double click): the
+    first stands."""
 
 
 class UnknownCall(Refused):
@@ -77,11 +105,44 @@ class Policy(Protocol):
 
 
 PROVIDERS: list[Callable[[Chat], Policy | None]] = []
+# Tool name -> check(ctx, arguments) -> a held Decision, or None to let it run.
+HOLDS: dict[str, Callable[..., Decision | None]] = {}
 
 
 def policy_provider_register(provider: Callable[[Chat], Policy | None]) -> None:
     if provider not in PROVIDERS:
         PROVIDERS.append(provider)
+
+
+def hold_register(name: str, check: Callable[..., Decision | None]) -> None:
+    """From an app's AppConfig.ready(): calls of tool `name` are shown to the
+    person first when `check(ctx, arguments)` returns a Decision (Verdict.ASK,
+    with its `hold`); None lets the call run as decided."""
+    HOLDS[name] = check
+
+
+def holds_apply(ctx, calls, decisions: list[Decision]) -> list[Decision]:
+    """The round's decisions with the held calls (HOLDS) turned into ASKs on
+    their app's card. Only calls that would run are held: one refused stays
+    refused, one the policy already asks about is shown on the approval card."""
+    decided = list(decisions)
+    for index, call in enumerate(calls):
+        check = HOLDS.get(call.name)
+        if check is None or decided[index].verdict != Verdict.RUN:
+            continue
+        held = check(ctx, _arguments(call.arguments))
+        if held is not None:
+            decided[index] = held
+    return decided
+
+
+def card_kind(decisions: list[Decision]) -> str:
+    """The card a round that asks waits on: a held kind when every asked call
+    is held for that kind, the approval card otherwise."""
+    kinds = {d.hold.get("kind") for d in decisions if d.verdict == Verdict.ASK}
+    if len(kinds) == 1 and None not in kinds:
+        return kinds.pop()
+    return PendingAction.Kind.APPROVE_TOOLS
 
 
 def policy_for(chat: Chat) -> Policy | None:
@@ -133,6 +194,7 @@ def card_payload(calls, decisions: list[Decision], context: dict) -> dict:
                 "reason": decision.reason,
                 "note": decision.note,
                 "details": decision.details,
+                **({"hold": decision.hold} if decision.hold else {}),
             }
             for call, decision in zip(calls, decisions, strict=True)
         ],
@@ -173,14 +235,25 @@ def answered_round(card: PendingAction) -> tuple[list[ToolCall], list[Decision]]
     results = card.payload.get("results", {})
     for saved in card.payload["calls"]:
         calls.append(ToolCall(saved["id"], saved["name"], saved["arguments"]))
-        verdict, result = Verdict(saved["verdict"]), ""
+        verdict, result, reason = Verdict(saved["verdict"]), "", saved["reason"]
+        approved = False
         if verdict == Verdict.ASK:
-            approved = card.payload["answers"].get(saved["id"], False)
+            approved = bool(card.payload["answers"].get(saved["id"], False))
             verdict = Verdict.RUN if approved else Verdict.DENIED
+            if not approved:
+                # A held call's no reads in its app's words ("the person declined").
+                reason = (saved.get("hold") or {}).get("denied", "") or reason
         elif verdict == Verdict.QUESTION:
             verdict, result = Verdict.ANSWERED, results.get(saved["id"], "")
         decisions.append(
-            Decision(verdict, saved["reason"], saved["note"], saved.get("details") or {}, result)
+            Decision(
+                verdict,
+                reason,
+                saved["note"],
+                saved.get("details") or {},
+                result,
+                approved=approved,
+            )
         )
     return calls, decisions
 
@@ -210,12 +283,9 @@ def approvals_resolve(
     message = action.message
     if message.chat.owner_id != user.pk:
         raise Refused("not your chat")
-    if (
-        action.kind == PendingAction.Kind.APPROVE_TOOLS
-        and action.status != PendingAction.Status.PENDING
-    ):
-        raise Refused("this card was already answered")
-    if action.kind != PendingAction.Kind.APPROVE_TOOLS or message.status != Message.Status.WAITING:
+    if action.kind in APPROVAL_KINDS and action.status != PendingAction.Status.PENDING:
+        raise AlreadyAnswered("this card was already answered")
+    if action.kind not in APPROVAL_KINDS or message.status != Message.Status.WAITING:
         raise Refused("this card is not waiting for an answer")
     asked = [c["id"] for c in action.payload["calls"] if c["verdict"] == Verdict.ASK]
     wanted = set(asked) if approve is None else set(approve)
@@ -230,7 +300,7 @@ def approvals_resolve(
     with transaction.atomic():
         locked = PendingAction.objects.select_for_update().get(pk=action.pk)
         if locked.status != PendingAction.Status.PENDING:
-            raise Refused("this card was already answered")
+            raise AlreadyAnswered("this card was already answered")
         locked.payload = _answered(locked.payload, answers)
         locked.status = PendingAction.Status.DONE
         locked.save(update_fields=["payload", "status"])
@@ -244,8 +314,8 @@ def approvals_resolve(
 
 
 def approvals_stop(*, message: Message) -> bool:
-    """Stop on a reply that waits for the person: an approval card is
-    answered "denied", a question card is closed unanswered, and the reply
+    """Stop on a reply that waits for the person: an approval card (or a
+    held call's card) is answered "denied", a question card is closed unanswered, and the reply
     ends. False when the reply was not waiting."""
     with transaction.atomic():
         message = Message.objects.select_for_update().get(pk=message.pk)
@@ -257,10 +327,13 @@ def approvals_stop(*, message: Message) -> bool:
         )
         if card is None or message.status != Message.Status.WAITING:
             return False
-        if card.kind == PendingAction.Kind.APPROVE_TOOLS:
+        if card.kind in APPROVAL_KINDS:
             asked = [c["id"] for c in card.payload["calls"] if c["verdict"] == Verdict.ASK]
-            card.payload = _answered(card.payload, dict.fromkeys(asked, False))
-            note = STOPPED_NOTE
+            card.payload = {
+                **_answered(card.payload, dict.fromkeys(asked, False)),
+                "stopped": True,
+            }
+            note = STOPPED_NOTES[card.kind]
         else:
             card.payload = {**card.payload, "stopped": True}
             note = ASK_STOPPED_NOTE

@@ -9,7 +9,15 @@ import time
 from asgiref.sync import sync_to_async
 
 from apps.chats import tools
-from apps.chats.approvals import DENIED, Decision, Verdict, card_payload, refusal_before_run
+from apps.chats.approvals import (
+    APPROVED,
+    DENIED,
+    Decision,
+    Verdict,
+    card_kind,
+    card_payload,
+    refusal_before_run,
+)
 from apps.chats.live import Generation
 from apps.chats.models import Message, PendingAction
 from apps.chats.pages import chat_header_frame
@@ -48,12 +56,19 @@ async def run_calls(
         started = time.monotonic()
         try:
             if decision.verdict == Verdict.RUN:
-                content, is_error = await sync_to_async(tools.run_tool, thread_sensitive=False)(
-                    ctx, call.name, call.arguments
-                )
+                # Only while this call runs: its tool may tell the person's yes
+                # on a card from the model's own say-so (apps.chats.approvals).
+                ctx.extras[APPROVED] = decision.approved
+                try:
+                    content, is_error = await sync_to_async(tools.run_tool, thread_sensitive=False)(
+                        ctx, call.name, call.arguments
+                    )
+                finally:
+                    ctx.extras.pop(APPROVED, None)
                 entry["seconds"] = round(time.monotonic() - started, 2)
             elif decision.verdict == Verdict.DENIED:
-                content, is_error = DENIED, True
+                # A held call's no says so in its app's words (decision.reason).
+                content, is_error = decision.reason or DENIED, True
             elif decision.verdict == Verdict.ANSWERED:
                 # An ask_user call: its result is what the person wrote on the card.
                 content, is_error = decision.result, False
@@ -114,12 +129,21 @@ async def wait_for_approval(
     """Show one card for the round and let the reply wait: nothing of the
     round runs until the person answers (apps.chats.approvals). With
     `questions` it is the round's question card (apps.chats.tools.ask)
-    rather than an approval card; the round rides on it the same way."""
+    rather than an approval card; a round whose asked calls are all held by
+    one app waits on that app's card (a private chat's web search), each
+    held call's `hold` under "held". The round rides on it the same way."""
     payload = card_payload(calls, decisions, ctx.state())
-    kind = PendingAction.Kind.APPROVE_TOOLS
+    kind = card_kind(decisions)
     if questions:
         kind = PendingAction.Kind.ASK_USER
         payload = {**payload, "questions": questions, "results": {}}
+    elif kind != PendingAction.Kind.APPROVE_TOOLS:
+        held = [
+            {"call_id": call.id, **decision.hold}
+            for call, decision in zip(calls, decisions, strict=True)
+            if decision.verdict == Verdict.ASK
+        ]
+        payload = {**payload, "held": held}
     card = await sync_to_async(PendingAction.objects.create, thread_sensitive=False)(
         message_id=generation.pk, kind=kind, payload=payload
     )

@@ -351,6 +351,10 @@ async def _tool_loop(generation, turn, ctx, conversation, specs):
             generation.touch("notes")
             return blocks
         decisions = await sync_to_async(approvals.decide, thread_sensitive=False)(turn.chat, calls)
+        # Calls an app holds for the person's consent (a private chat's web search).
+        decisions = await sync_to_async(approvals.holds_apply, thread_sensitive=False)(
+            ctx, calls, decisions
+        )
         # The model's questions (ask_user) put the round on one card for the person.
         decisions, questions = ask.round_questions(ctx, calls, decisions)
         if questions or any(d.verdict == approvals.Verdict.ASK for d in decisions):

@@ -6,8 +6,6 @@ instructions, and a person's assistant preferences and instructions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -357,16 +355,6 @@ def chat_model_set(*, user, chat: Chat, label: str) -> None:
     chat.save(update_fields=["model_label"])
 
 
-# Cards of kinds that apps above chats make (a private chat's web search) are
-# answered by those apps: chats cannot import them, so each registers a
-# resolver(user=, action=, confirm=) -> message from its AppConfig.ready().
-CARD_RESOLVERS: dict[str, Callable[..., str]] = {}
-
-
-def card_resolver_register(kind: str, resolver: Callable[..., str]) -> None:
-    CARD_RESOLVERS[kind] = resolver
-
-
 def action_resolve(
     *,
     user,
@@ -379,9 +367,6 @@ def action_resolve(
     is what they kept (they may have edited it) and `cloud_allowed` their choice."""
     if action.message.chat.owner_id != user.pk:
         raise Refused("not your chat")
-    resolver = CARD_RESOLVERS.get(action.kind)
-    if resolver is not None:
-        return resolver(user=user, action=action, confirm=confirm)
     if action.kind == PendingAction.Kind.REMEMBER:
         return _memory_resolve(user, action, confirm, text, cloud_allowed)
     if action.kind != PendingAction.Kind.REMOVE_DOCUMENT:

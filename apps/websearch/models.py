@@ -62,7 +62,7 @@ class SearchProvider(models.Model):
 
     class Meta:
         ordering = ["name"]
-        permissions = [("use_web_search", "Can use web search in chats")]
+        # Who may search: the accounts flag "use web search" (apps.accounts.permissions).
 
     def __str__(self) -> str:
         return self.name

@@ -2,15 +2,15 @@
 
 The permission is read fresh from the database each time (Django caches
 permissions on a user object, and a turn holds its user from the start):
-an admin taking it away stops the next call, not the next login."""
+an admin taking it away stops the next call, not the next login. The
+permission is the accounts flag ticked on a group's admin page."""
 
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 
+from apps.accounts.permissions import USE_WEB_SEARCH
 from apps.websearch.models import SearchProvider
-
-USE_WEB_SEARCH = "websearch.use_web_search"
 
 
 def active_provider() -> SearchProvider | None:

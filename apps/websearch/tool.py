@@ -7,9 +7,10 @@ Offered only when a provider is configured and the person has the "use web
 search" permission (both read fresh at each turn and each call). Privacy: in
 a private chat (or a turn that has read local-only notes) nothing is sent by
 the model alone. The tool is offered there only when the person ticked Web
-for the message, and a call makes a card that shows the query; the search
-runs when they click Search (which sends a message naming the card) and
-searches exactly the query the card showed.
+for the message, and the loop holds each call on a card that shows the query
+(apps.websearch.cards): the reply waits, and the call runs only when they
+click Search, with exactly the arguments the card showed. Run there without
+that yes (the round read local-only notes after it was decided), it refuses.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from datetime import UTC
 
 from django.utils import timezone
 
-from apps.chats.models import PendingAction
+from apps.chats.approvals import APPROVED
 from apps.chats.tools.context import ToolError, TurnContext, WebPassage, WebSource, wrap
 from apps.chats.tools.registry import Tool, tool_spec
 from apps.core.fetch import FetchRefused, check_url
@@ -39,11 +40,9 @@ NOT_REQUESTED = (
     "searched only when the person ticks Web for a message. Answer without the web, and "
     "tell them they can tick Web and ask again."
 )
-CARD_SHOWN = (
-    "Nothing was searched yet: this chat is private, so the person sees the query first. "
-    "A card showing the query {query!r} now waits for them to click Search or Don't. Tell "
-    "them in one sentence that the web search waits for their click; do not answer from "
-    "guesses about the web."
+NOT_SHOWN = (
+    "Not searched: this turn has read notes kept local, so the person must see a web query "
+    "before it is sent. Call web_search again, on its own, to show them the query."
 )
 FOOTER = (
     "These are web pages (not the person's notes), fetched just now. Cite the ones you use "
@@ -72,52 +71,14 @@ def web_search(ctx: TurnContext, args: dict) -> str:
     provider = active_provider()
     if provider is None or not may_search_web(ctx.user):
         raise ToolError(UNAVAILABLE)
-    if ctx.chat.private or ctx.saw_local_only:
-        approved = _claim_card(ctx)
-        if approved is not None:
-            return _search(ctx, provider, approved, asked=query)
-        if not ctx.web_requested:
-            raise ToolError(NOT_REQUESTED)
-        ctx.cards.append(
-            (
-                PendingAction.Kind.WEB_SEARCH,
-                {
-                    "query": query,
-                    "provider": provider.name,
-                    "cloud": provider.is_cloud,
-                    "chat_id": ctx.chat.pk,  # the card's Search posts to this chat
-                },
-                PendingAction.Status.PENDING,
-            )
-        )
-        return CARD_SHOWN.format(query=query)
+    # Private: only the person's Search on the card that showed this query
+    # (the loop sets APPROVED while that call runs) lets it leave.
+    if (ctx.chat.private or ctx.saw_local_only) and not ctx.extras.get(APPROVED):
+        raise ToolError(NOT_SHOWN if ctx.web_requested else NOT_REQUESTED)
     return _search(ctx, provider, query)
 
 
-def _claim_card(ctx: TurnContext) -> str | None:
-    """The query of the card whose Search sent this message, once: the card
-    must be a waiting web search card of this chat (a forged or used id is
-    nothing). Marked done here, so a second call asks again."""
-    card_id = ctx.web_card
-    if card_id is None:
-        return None
-    waiting = PendingAction.objects.filter(
-        pk=card_id,
-        kind=PendingAction.Kind.WEB_SEARCH,
-        status=PendingAction.Status.PENDING,
-        message__chat_id=ctx.chat.pk,
-        message__chat__owner_id=ctx.user.pk,
-    )
-    card = waiting.first()
-    if card is None:
-        return None
-    payload = {**card.payload, "searched_at": timezone.now().isoformat()}
-    if not waiting.update(status=PendingAction.Status.DONE, payload=payload):
-        return None  # another turn took it first
-    return str(card.payload.get("query") or "") or None
-
-
-def _search(ctx: TurnContext, provider: SearchProvider, query: str, *, asked: str = "") -> str:
+def _search(ctx: TurnContext, provider: SearchProvider, query: str) -> str:
     try:
         results = provider_search(provider, query)
     except ProviderTimeout as exc:
@@ -129,8 +90,6 @@ def _search(ctx: TurnContext, provider: SearchProvider, query: str, *, asked: st
         raise ToolError(FAILED.format(reason=exc)) from None
     searched_at = timezone.now()
     head = ""
-    if asked and asked != query:
-        head = f"Searched for the query the person approved, {query!r} (not {asked!r}).\n"
     usable, refused = [], 0
     for result in results:
         try:

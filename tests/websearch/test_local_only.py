@@ -52,8 +52,10 @@ def test_with_the_web_toggle_the_query_waits_on_a_card_instead(
         Reply(tool_calls=[("web_search", json.dumps({"query": f"physio code {MARKER}"}))]),
         Reply(text="Click Search if you want it."),
     )
-    run_turn(searcher, "When is my knee physio?", mentions=[{"kind": "web"}])
+    _, answer = run_turn(searcher, "When is my knee physio?", mentions=[{"kind": "web"}])
     assert web.requests == []
-    card = PendingAction.objects.get(kind="web_search")
+    assert answer.status == "waiting"  # the reply waits for the person's click
+    card = PendingAction.objects.get(kind="web_search", message=answer)
     # The person sees exactly what would be sent, and may say no.
-    assert card.payload["query"] == f"physio code {MARKER}" and card.status == "pending"
+    assert card.payload["held"][0]["query"] == f"physio code {MARKER}"
+    assert card.status == "pending"

@@ -34,6 +34,7 @@ from apps.chats.models import Message
 from apps.chats.pages import chat_header_frame
 from apps.chats.reply import Reply
 from apps.chats.saving import SAVER, maybe_save, save, snapshot
+from apps.chats.speed import timed
 from apps.chats.text_calls import calls_in_text, repeating
 from apps.chats.tools import ask
 from apps.chats.usage import chat_usage_line
@@ -375,7 +376,11 @@ async def _stream(generation, turn, conversation, specs):
     if generation.text:
         generation.text += "\n\n"
         text_start = len(generation.text)
-    stream = stream_chat(turn.config, system=turn.system, turns=conversation, tools=specs)
+    # Time to first token and writing time, for the reply's speed line (apps.chats.speed).
+    stream = timed(
+        stream_chat(turn.config, system=turn.system, turns=conversation, tools=specs),
+        generation.usage,
+    )
     async for event in _budgeted(generation, stream):
         if isinstance(event, TextDelta):
             if generation.status_line != "Writing…":

@@ -11,9 +11,8 @@ rather than left unable to answer its next message.
 from __future__ import annotations
 
 from apps.chats.models import Chat
-from apps.chats.services import chat_mark_private
+from apps.chats.services import chat_mark_private, next_reply_model
 from apps.core.errors import Refused
-from apps.instance.models import ModelEntry
 from apps.llm.selectors import default_model_for, resolve_model
 
 ALREADY = "This chat is already private: it stays on local models."
@@ -26,7 +25,7 @@ def chat_make_private(*, chat: Chat) -> str:
         return ALREADY
     if chat.is_agent:
         raise Refused("an agent chat cannot be made private")
-    model = _model_of(chat)
+    model = next_reply_model(chat)
     if model is not None and model.is_cloud:
         name = model.display_name or model.label
         raise Refused(
@@ -55,13 +54,3 @@ def new_chat_private_check(*, user, model_label: str) -> None:
 def new_chat_private(chat: Chat) -> None:
     """After the new chat's first message is written, before its reply starts."""
     chat_mark_private(chat=chat)
-
-
-def _model_of(chat: Chat) -> ModelEntry | None:
-    """The model the chat's next reply would use (as services._chosen_model)."""
-    try:
-        if chat.model_label:
-            return resolve_model(chat.owner, chat.model_label)
-        return default_model_for(chat.owner)
-    except Refused:
-        return None  # the turn's own setup says why the model cannot be used

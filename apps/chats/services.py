@@ -118,12 +118,12 @@ def _refuse_private_on_cloud(chat: Chat) -> None:
     turned private in another tab) is refused before anything is written, by
     the composer, rather than as a failed reply."""
     if chat.private and not chat.is_agent:
-        model = _chosen_model(chat)
+        model = next_reply_model(chat)
         if model is not None and model.is_cloud:
             raise Refused(private_on_cloud(model))
 
 
-def _chosen_model(chat: Chat) -> ModelEntry | None:
+def next_reply_model(chat: Chat) -> ModelEntry | None:
     """The model the chat's next reply would use (apps.chats.setup.chosen_model)."""
     try:
         if chat.model_label:

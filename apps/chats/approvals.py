@@ -273,8 +273,9 @@ def approvals_resolve(
     approve: set[str] | None = None,
     approve_all_for_chat: bool = False,
 ) -> dict[str, bool]:
-    """The person's answer to an approval card: the calls in `approve` run (None:
-    every call the card asks about), the others are denied. With
+    """The person's answer to an approval card (or a held call's card, kind in
+    APPROVAL_KINDS): the calls in `approve` run (None: every call the card
+    asks about), the others are denied. AlreadyAnswered for a second answer. With
     `approve_all_for_chat` the chat's policy stops asking from now on. Returns
     {call id: approved}. Refused unless the card is the person's and waiting,
     and, when anything is approved, unless the chat may still run things (the

@@ -216,3 +216,26 @@ def test_a_private_call_without_the_person_s_yes_sends_nothing(
         web_search(ctx, {"query": QUERY})
     assert str(refused.value) == NOT_SHOWN
     assert web.requests == []
+
+
+def test_a_round_that_also_asks_questions_shows_only_the_question_card(
+    private_chat, searcher, web, llm
+):
+    questions = {"questions": [{"question": "Which bin?", "choices": ["Green", "Black"]}]}
+    llm.queue(
+        Reply(
+            tool_calls=[
+                ("ask_user", json.dumps(questions)),
+                ("web_search", json.dumps({"query": QUERY})),
+            ]
+        )
+    )
+    _, answer = run_turn(
+        searcher, "When are the bins collected?", chat=private_chat, mentions=[{"kind": "web"}]
+    )
+    assert answer.status == Message.Status.WAITING
+    (card,) = PendingAction.objects.filter(message=answer, status="pending")
+    assert card.kind == "ask_user"  # one card per round: the search is asked for again later
+    (held,) = [c for c in card.payload["calls"] if c["name"] == "web_search"]
+    assert held["verdict"] == "refuse" and "call it again" in held["reason"]
+    assert web.requests == []

@@ -145,10 +145,12 @@ def document_add(
             kind = kind_for_upload(sniff(data, filename), filename)
         except UnsupportedFile as exc:
             return Added(error=str(exc), name=filename)
+    digest = content_hash(data)
     existing = source.documents.filter(path=at).first() if at else None
-    if existing is not None and existing.content_hash == content_hash(data):
+    if existing is not None and existing.content_hash == digest:
         return Added(unchanged=existing, name=name)
     document = _create(
+        digest=digest,
         source=source,
         path=at or free_path(source, name),
         data=data,
@@ -177,15 +179,17 @@ def _create(
     meta: DocumentMeta,
     fetched_at=None,
     into: Document | None = None,
+    digest: str = "",
 ) -> Document:
-    """Store the copy and write the pending document row (`into`: rewrite that one)."""
+    """Store the copy and write the pending document row (`into`: rewrite
+    that one; `digest`: the bytes' content hash when the caller has it)."""
     relative = store(
         area=_area(source, kind), owner_id=source.owner_id, data=data, filename=filename
     )
     document = into or Document(source=source, path=path[:1000])
     document.kind = kind
     document.title = meta.title[:500]
-    document.content_hash = content_hash(data)
+    document.content_hash = digest or content_hash(data)
     document.size = len(data)
     document.original = relative
     document.status = Document.Status.PENDING

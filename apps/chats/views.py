@@ -103,12 +103,7 @@ WEB_REQUESTED = "web search requested for this message: use the web_search tool"
 
 
 def _web_mentions(request: HttpRequest) -> list[dict]:
-    """The Web toggle ticked ({"kind": "web"}), or a web search card's Search,
-    which names its card ({"kind": "web", "card": id}); the tool that reads
-    them checks the card is a waiting one of this chat."""
-    card = parse_id(request.POST.get("web_card", ""))
-    if card is not None:
-        return [{"kind": "web", "card": card}]
+    """The Web toggle ticked for this message: a {"kind": "web"} mention."""
     return [{"kind": "web"}] if request.POST.get("web") == "1" else []
 
 

@@ -123,6 +123,7 @@ def test_the_reply_waits_on_the_card_and_search_gives_it_the_results(
     assert 'data-testid="web-search-card"' in page and f"“{QUERY}”" in page
     assert 'data-testid="web-search-go"' in page and ">Don't</button>" in page
     assert 'data-testid="stop"' in page  # the reply is still in flight
+    assert "Waiting for you to allow the web search below" in page  # not "approval of the calls"
     assert web.requests == []
 
     response = answer_card(searcher, card, search=True)

@@ -145,15 +145,6 @@ class TurnContext:
         """The person ticked Web for this message (a {"kind": "web"} mention)."""
         return any(m.get("kind") == "web" for m in self.mentions)
 
-    @property
-    def web_card(self) -> int | None:
-        """The private chat's web search card whose Search the person clicked
-        to send this message ({"kind": "web", "card": id}), if any."""
-        for mention in self.mentions:
-            if mention.get("kind") == "web" and isinstance(mention.get("card"), int):
-                return mention["card"]
-        return None
-
     def number_web(self, passage: WebPassage) -> WebPassage:
         existing = self.by_url.get(passage.result.url)
         if existing is not None:

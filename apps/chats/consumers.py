@@ -9,7 +9,7 @@ import json
 from channels.db import database_sync_to_async
 
 from apps.chats import frames
-from apps.chats.live import REGISTRY
+from apps.chats.live import REGISTRY, RESYNC
 from apps.chats.models import Chat, Message
 from apps.chats.pages import chat_header_frame
 from apps.chats.reply import Reply
@@ -29,13 +29,16 @@ class ChatConsumer(AuthenticatedConsumer):
         self.queue = REGISTRY.subscribe(self.chat_id)
         self.sender = asyncio.create_task(self._send_frames())
         # Re-attach: a reload or a second tab sees the reply as it is now.
+        await self._send_whole()
+
+    async def _send_whole(self) -> None:
+        """The chat's running replies whole, as they are now; with none
+        running, the latest reply as saved (the page may have been rendered
+        while a reply ran that has finished since; a no-op when it shows it)."""
         running = REGISTRY.running_in(self.chat_id)
         for generation in running:
             await self.send(text_data=frames.render_blocks(generation, composer=True, leaf=True))
         if not running:
-            # The page may have been rendered while a reply ran that has
-            # finished since: send the latest reply as saved (a no-op when the
-            # page already shows it).
             html = await database_sync_to_async(self._latest_saved)()
             if html:
                 await self.send(text_data=html)
@@ -43,8 +46,11 @@ class ChatConsumer(AuthenticatedConsumer):
     async def _send_frames(self) -> None:
         while True:
             html = await self.queue.get()
-            # Whole blocks: when a socket falls behind, only the newest frame of
-            # a burst matters, but sending each keeps ordering simple and cheap.
+            if html == RESYNC:
+                # This socket fell behind and its frames were dropped
+                # (live.LISTENER_FRAMES): what it missed comes whole.
+                await self._send_whole()
+                continue
             await self.send(text_data=html)
 
     async def disconnect(self, code: int) -> None:

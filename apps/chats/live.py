@@ -22,6 +22,10 @@ from apps.chats.streaming import APPEND, WHOLE, TextStream
 logger = logging.getLogger(__name__)
 
 FRAME_INTERVAL = 0.066  # about 15 frames per second at most
+# Frames queued for one socket (about 4 s of a streaming reply); a socket
+# further behind is sent RESYNC instead: the replies whole, once it reads on.
+LISTENER_FRAMES = 64
+RESYNC = ""  # no frame is empty
 # The first periodic save comes this long after the start (apps.chats.saving).
 SAVE_INTERVAL = 2.0
 
@@ -103,7 +107,7 @@ class Registry:
         return True
 
     def subscribe(self, chat_id: int) -> asyncio.Queue:
-        queue: asyncio.Queue = asyncio.Queue()
+        queue: asyncio.Queue = asyncio.Queue(maxsize=LISTENER_FRAMES)
         self.listeners.setdefault(chat_id, set()).add(queue)
         return queue
 
@@ -112,7 +116,16 @@ class Registry:
 
     def publish(self, chat_id: int, html: str) -> None:
         for queue in list(self.listeners.get(chat_id, ())):
-            queue.put_nowait(html)
+            if queue.full():
+                # A socket this far behind (a phone on a bad line, a stalled
+                # tab) is not owed every frame it missed, and its queue must
+                # not grow without end: what it holds is dropped and it is
+                # sent the chat's replies whole, as they are when it reads on.
+                while not queue.empty():
+                    queue.get_nowait()
+                queue.put_nowait(RESYNC)
+            else:
+                queue.put_nowait(html)
 
     def finished(self, generation: Generation) -> None:
         self.generations.pop(generation.pk, None)

@@ -10,6 +10,8 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 
+from apps.chats.live import LISTENER_FRAMES, REGISTRY, Generation
+from apps.chats.models import Message
 from jarvis_site.asgi import application
 from tests.fakes.llm import Reply
 from tests.support.fixtures import run_turn
@@ -79,3 +81,34 @@ def test_a_finished_reply_comes_with_the_chats_token_use(owner, local_model, llm
     (frame,) = ask(owner, chat.pk, {"refresh": answer.pk})
     assert "200 tokens in · 7 out · $0.0020" in frame  # the reply's own
     assert 'id="chat-usage"' in frame and "300 tokens in · 12 out · $0.0020" in frame
+
+
+def test_a_socket_that_fell_behind_is_sent_the_reply_whole(owner, local_model, llm):
+    """Frames published faster than a socket reads overflow its queue
+    (live.LISTENER_FRAMES): it is then sent the running reply as it is now,
+    whole, rather than the pieces it missed (which it could not join up)."""
+    llm.queue(Reply(text="Earlier."))
+    chat, _ = run_turn(owner, "first")
+    headers = session_headers(owner)
+    generation = Generation(pk=987654, chat_id=chat.pk, status=Message.Status.STREAMING)
+    generation.text = "The whole answer so far"
+
+    async def behind():
+        communicator = WebsocketCommunicator(application, f"/ws/chats/{chat.pk}/", headers=headers)
+        assert (await communicator.connect())[0]
+        await communicator.receive_from(timeout=5)  # the latest reply, sent on connect
+        REGISTRY.generations[generation.pk] = generation
+        try:
+            # One burst with no await between: the socket's sender cannot read.
+            for n in range(LISTENER_FRAMES + 1):
+                REGISTRY.publish(chat.pk, f'<span id="piece-{n}"></span>')
+            frame = await communicator.receive_from(timeout=5)
+            quiet = await communicator.receive_nothing(timeout=0.3)
+        finally:
+            REGISTRY.generations.pop(generation.pk, None)
+            await communicator.disconnect()
+        return frame, quiet
+
+    frame, quiet = async_to_sync(behind)()
+    assert "The whole answer so far" in frame and 'id="composer-actions"' in frame
+    assert "piece-" not in frame and quiet  # none of the dropped pieces follow

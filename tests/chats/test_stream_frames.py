@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from apps.chats.live import REGISTRY, Generation, flush
+from apps.chats.live import LISTENER_FRAMES, REGISTRY, RESYNC, Generation, flush
 from apps.chats.models import Message
 
 CHAT = 424242
@@ -102,3 +102,20 @@ def test_the_reasoning_streams_as_appended_text_too(reply, frames):
     reply.touch("reasoning")
     flush(reply)
     assert frames()[-1] == ('<span data-append="msg-7-reasoning-open" data-at="12"> harder</span>')
+
+
+def test_a_socket_that_stops_reading_holds_a_bounded_queue_and_is_owed_one_resync():
+    queue = REGISTRY.subscribe(CHAT)
+    try:
+        generation = Generation(pk=8, chat_id=CHAT, status=Message.Status.STREAMING)
+        flush(generation, everything=True)
+        for n in range(10 * LISTENER_FRAMES):  # a long reply nobody reads
+            writing(generation, "word " * (n + 1))
+        assert queue.qsize() <= LISTENER_FRAMES
+        frames = [queue.get_nowait() for _ in range(queue.qsize())]
+        # What it missed is not replayed piece by piece: it is told to resync,
+        # and what came after the resync is only the newest frames.
+        assert RESYNC in frames
+        assert len(frames) - frames.index(RESYNC) - 1 < LISTENER_FRAMES
+    finally:
+        REGISTRY.unsubscribe(CHAT, queue)

@@ -66,7 +66,7 @@ def profile_named_for(user: User, name: str) -> SSHProfile | None:
 
 def agent_session_for(user: User, chat: Chat) -> AgentSession | None:
     """The agent side of a chat the caller already holds through a scoped
-    selector (chats.selectors.get_chat_for); None for a normal chat."""
+    selector (chats.selectors.chat_for); None for a normal chat."""
     if chat.owner_id != user.pk or chat.kind != Chat.Kind.AGENT:
         return None
     return AgentSession.objects.select_related("profile", "chat").filter(chat_id=chat.pk).first()

@@ -16,14 +16,14 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from apps.chats import folders
-from apps.chats.selectors import chats_of, get_chat_for
+from apps.chats.selectors import chat_for, chats_for
 from apps.core.errors import JarvisError
 from apps.core.ids import parse_id
 from apps.core.refusals import refusal_response
 
 
 def sidebar_list(request: HttpRequest) -> HttpResponse:
-    chats = list(chats_of(request.user)[:200])
+    chats = list(chats_for(user=request.user)[:200])
     context = {
         "chats": chats,
         "hits": None,
@@ -92,7 +92,7 @@ def folder_collapse(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def chat_move(request: HttpRequest, pk: int) -> HttpResponse:
-    chat = get_chat_for(request.user, pk)
+    chat = chat_for(user=request.user, pk=pk)
     raw = request.POST.get("folder", "")
     # "" is the top level; anything else must name one of the person's folders.
     folder = folders.folder_for(request.user, parse_id(raw) or 0) if raw else None

@@ -4,7 +4,7 @@ Create, rename, delete (the chats go back to the top level), move a chat in
 or out, and whether a folder is shown collapsed, kept on the server so it is
 the same on every device. Everything is scoped to the owner: another
 person's folder or chat is a 404 (the lookups go through `folder_for` and
-`selectors.get_chat_for`), and a chat can only go into its owner's folder.
+`selectors.chat_for`), and a chat can only go into its owner's folder.
 """
 
 from __future__ import annotations

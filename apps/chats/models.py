@@ -10,7 +10,7 @@ A message stores its part of the conversation as provider-neutral blocks
 (`apps.llm.transcript`), so a chat can switch model mid-way; the rendered
 answer, reasoning, tool activity and citations are kept beside them for the
 page. Only the owner can see a chat: every lookup goes through
-`selectors.get_chat_for`.
+`selectors.chat_for`.
 """
 
 from __future__ import annotations

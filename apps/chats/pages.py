@@ -7,7 +7,7 @@ from apps.chats.folders import sidebar_context
 from apps.chats.models import Chat, Message
 from apps.chats.page_hooks import chat_page_hooks_for
 from apps.chats.reply import Reply
-from apps.chats.selectors import busy_message, chats_of
+from apps.chats.selectors import busy_message_for, chats_for
 from apps.chats.starting_points import starting_points_for
 from apps.chats.usage import chat_usage_for
 from apps.instance.selectors import instance_settings
@@ -26,7 +26,7 @@ def conversation_context(user, chat: Chat | None) -> dict:
     }
     if chat is not None:
         context["items"] = conversation_items(user, chat)
-        busy = busy_message(chat)
+        busy = busy_message_for(chat=chat)
         context["busy_message"] = busy.pk if busy else None
         context["compacted_upto"] = chat.summary_upto
     return context
@@ -77,7 +77,7 @@ def chat_header_frame(chat_id: int) -> str:
 def chat_page_context(user, chat: Chat | None) -> dict:
     """The chat page: the conversation plus the chat list and the model picker,
     and what apps above chats add to it (page_hooks)."""
-    chats = list(chats_of(user)[:200])
+    chats = list(chats_for(user=user)[:200])
     return {
         **conversation_context(user, chat),
         "chats": chats,

@@ -8,17 +8,17 @@ from django.shortcuts import get_object_or_404
 from apps.chats.models import Chat, Message, PendingAction
 
 
-def chats_of(user) -> QuerySet[Chat]:
+def chats_for(*, user) -> QuerySet[Chat]:
     if not user.is_authenticated or not user.is_active:
         return Chat.objects.none()
     return Chat.objects.filter(owner=user).order_by("-pinned", "-updated_at", "-id")
 
 
-def get_chat_for(user, pk: int) -> Chat:
-    return get_object_or_404(chats_of(user), pk=pk)
+def chat_for(*, user, pk: int) -> Chat:
+    return get_object_or_404(chats_for(user=user), pk=pk)
 
 
-def busy_message(chat: Chat) -> Message | None:
+def busy_message_for(*, chat: Chat) -> Message | None:
     return (
         chat.messages.filter(
             role=Message.Role.ASSISTANT,
@@ -33,10 +33,10 @@ def busy_message(chat: Chat) -> Message | None:
     )
 
 
-def approval_card_for(user, pk: int) -> PendingAction:
+def approval_card_for(*, user, pk: int) -> PendingAction:
     return get_object_or_404(
         PendingAction.objects.select_related("message__chat").filter(
-            message__chat__in=chats_of(user), kind=PendingAction.Kind.APPROVE_TOOLS
+            message__chat__in=chats_for(user=user), kind=PendingAction.Kind.APPROVE_TOOLS
         ),
         pk=pk,
     )

@@ -17,7 +17,7 @@ from apps.chats import approvals, history, tree
 from apps.chats.attachments import ATTACHED_IMAGE, attachments_of, mentions_and_blocks
 from apps.chats.flood import flood_check
 from apps.chats.models import Chat, Message, PendingAction
-from apps.chats.selectors import busy_message
+from apps.chats.selectors import busy_message_for
 from apps.core.errors import Conflict, Refused
 from apps.instance.models import ModelEntry
 from apps.instance.selectors import instance_settings
@@ -101,7 +101,7 @@ def _lock(chat: Chat) -> None:
     """Inside the caller's transaction (IMMEDIATE: the write lock is held):
     refuse while a reply runs, and read the chat's branch fresh (another tab
     may have moved it since `chat` was loaded)."""
-    if busy_message(chat) is not None:
+    if busy_message_for(chat=chat) is not None:
         raise Conflict(BUSY)
     # One person's flood of sends across many chats: refused, others unaffected.
     flood_check(chat.owner)
@@ -292,7 +292,7 @@ def chats_prune(*, owner) -> int:
     unpinned = Chat.objects.filter(owner=owner, pinned=False).order_by("-updated_at", "-id")
     removed = 0
     for chat in unpinned[kept:]:
-        if busy_message(chat) is None:
+        if busy_message_for(chat=chat) is None:
             chat_delete(chat=chat)
             removed += 1
     return removed

@@ -26,7 +26,7 @@ from apps.chats.models import Chat, Message, PendingAction
 from apps.chats.pages import chat_header_context, chat_page_context, conversation_context
 from apps.chats.reply import Reply
 from apps.chats.runner import reply_resume, reply_start, reply_stop_waiting
-from apps.chats.selectors import approval_card_for, chats_of, get_chat_for
+from apps.chats.selectors import approval_card_for, chat_for, chats_for
 from apps.core.errors import Conflict, JarvisError, TooMany
 from apps.core.ids import parse_id, parse_ids
 from apps.core.middleware import csp_allow_inline_styles
@@ -43,7 +43,7 @@ def index(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
-    chat = get_chat_for(request.user, pk)
+    chat = chat_for(user=request.user, pk=pk)
     context = chat_page_context(request.user, chat)
     response = render(request, "chats/chat.html", context)
     if context["inline_styles"]:
@@ -223,7 +223,7 @@ async def send_new(request: HttpRequest) -> HttpResponse:
 @require_POST
 async def send(request: HttpRequest, pk: int) -> HttpResponse:
     user = await request.auser()
-    chat = await sync_to_async(get_chat_for)(user, pk)
+    chat = await sync_to_async(chat_for)(user=user, pk=pk)
     return await answer_send(request, user, chat)
 
 
@@ -236,7 +236,7 @@ def _error(message: str) -> str:
 @require_POST
 async def stop(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
     user = await request.auser()
-    chat = await sync_to_async(get_chat_for)(user, pk)
+    chat = await sync_to_async(chat_for)(user=user, pk=pk)
     exists = await sync_to_async(chat.messages.filter(pk=message_id).exists)()
     if not exists:
         raise Http404
@@ -254,7 +254,7 @@ async def approval(request: HttpRequest, pk: int) -> HttpResponse:
     the others are denied), Deny, or Approve all for this chat. The reply
     goes on at once."""
     user = await request.auser()
-    card = await sync_to_async(approval_card_for)(user, pk)
+    card = await sync_to_async(approval_card_for)(user=user, pk=pk)
     decision = request.POST.get("decision", "")
     if decision not in ("approve", "deny", "approve_chat"):
         return HttpResponse(_error("choose Approve, Deny or Approve all"), status=400)
@@ -327,7 +327,7 @@ def _leaf_of(chat: Chat) -> int:
 async def regenerate(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
     """A new reply beside `message_id` (with another model if one is chosen)."""
     user = await request.auser()
-    chat = await sync_to_async(get_chat_for)(user, pk)
+    chat = await sync_to_async(chat_for)(user=user, pk=pk)
     reply = await sync_to_async(get_object_or_404)(chat.messages, pk=message_id)
     label = request.POST.get("model", "").strip() or None
     return await _branch_changed(
@@ -343,7 +343,7 @@ async def regenerate(request: HttpRequest, pk: int, message_id: int) -> HttpResp
 async def edit(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
     """The person's message `message_id`, rewritten: the chat goes on from it."""
     user = await request.auser()
-    chat = await sync_to_async(get_chat_for)(user, pk)
+    chat = await sync_to_async(chat_for)(user=user, pk=pk)
     message = await sync_to_async(get_object_or_404)(chat.messages, pk=message_id)
     text = request.POST.get("text", "")
     return await _branch_changed(
@@ -359,7 +359,7 @@ async def edit(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
 async def branch(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
     """Page to another version of a message (the pager under it: "2 of 3")."""
     user = await request.auser()
-    chat = await sync_to_async(get_chat_for)(user, pk)
+    chat = await sync_to_async(chat_for)(user=user, pk=pk)
     message = await sync_to_async(get_object_or_404)(chat.messages, pk=message_id)
 
     def show() -> None:
@@ -372,7 +372,7 @@ async def branch(request: HttpRequest, pk: int, message_id: int) -> HttpResponse
 @require_GET
 def conversation(request: HttpRequest, pk: int) -> HttpResponse:
     """The branch shown, for a tab that shows another (chat.js fetches it)."""
-    chat = get_chat_for(request.user, pk)
+    chat = chat_for(user=request.user, pk=pk)
     return render(request, "chats/_messages.html", conversation_context(request.user, chat))
 
 
@@ -380,7 +380,7 @@ def conversation(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def export(request: HttpRequest, pk: int) -> HttpResponse:
     """The conversation shown as a Markdown file, with each answer's sources."""
-    chat = get_chat_for(request.user, pk)
+    chat = chat_for(user=request.user, pk=pk)
     response = HttpResponse(chat_markdown(chat), content_type="text/markdown; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{export_filename(chat)}"'
     return response
@@ -389,7 +389,7 @@ def export(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def rename(request: HttpRequest, pk: int) -> HttpResponse:
-    chat = get_chat_for(request.user, pk)
+    chat = chat_for(user=request.user, pk=pk)
     with contextlib.suppress(JarvisError):  # an empty title keeps the old one
         services.chat_rename(chat=chat, title=request.POST.get("title", ""))
     return redirect("chats:detail", pk=chat.pk)
@@ -398,7 +398,7 @@ def rename(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def pin(request: HttpRequest, pk: int) -> HttpResponse:
-    chat = get_chat_for(request.user, pk)
+    chat = chat_for(user=request.user, pk=pk)
     services.chat_pin_toggle(chat=chat)
     return redirect("chats:detail", pk=chat.pk)
 
@@ -406,7 +406,7 @@ def pin(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def delete(request: HttpRequest, pk: int) -> HttpResponse:
-    chat = get_chat_for(request.user, pk)
+    chat = chat_for(user=request.user, pk=pk)
     services.chat_delete(chat=chat)
     return redirect("chats:index")
 
@@ -414,7 +414,7 @@ def delete(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def notes_only(request: HttpRequest, pk: int) -> HttpResponse:
-    chat = get_chat_for(request.user, pk)
+    chat = chat_for(user=request.user, pk=pk)
     services.chat_notes_only_set(chat=chat, notes_only=request.POST.get("notes_only") == "1")
     return redirect("chats:detail", pk=chat.pk)
 
@@ -422,7 +422,7 @@ def notes_only(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def model(request: HttpRequest, pk: int) -> HttpResponse:
-    chat = get_chat_for(request.user, pk)
+    chat = chat_for(user=request.user, pk=pk)
     try:
         label = request.POST.get("model_free", "").strip() or request.POST.get("model", "")
         services.chat_model_set(user=request.user, chat=chat, label=label)
@@ -444,7 +444,9 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
 def search(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "").strip()[:200]
     hits = search_chats(request.user, query) if query else None
-    chats = [hit.chat for hit in hits] if hits is not None else list(chats_of(request.user)[:200])
+    chats = (
+        [hit.chat for hit in hits] if hits is not None else list(chats_for(user=request.user)[:200])
+    )
     context = {"chats": chats, "hits": hits, "query": query}
     if hits is None:  # the list as the sidebar shows it, in its folders
         context.update(sidebar_context(request.user, chats))
@@ -482,7 +484,7 @@ def action(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def instructions(request: HttpRequest, pk: int) -> HttpResponse:
     """This chat's instructions; Revert posts them empty."""
-    chat = get_chat_for(request.user, pk)
+    chat = chat_for(user=request.user, pk=pk)
     try:
         services.chat_instructions_set(chat=chat, text=request.POST.get("instructions", ""))
     except JarvisError as exc:
@@ -511,7 +513,7 @@ def mentions(request: HttpRequest) -> JsonResponse:
 @require_POST
 def private(request: HttpRequest, pk: int) -> HttpResponse:
     """The composer's /private: the chat stays on local models from now on."""
-    chat = get_chat_for(request.user, pk)
+    chat = chat_for(user=request.user, pk=pk)
     try:
         said = chat_make_private(chat=chat)
     except JarvisError as exc:

@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from apps.chats.models import Chat
-from apps.chats.selectors import chats_of
+from apps.chats.selectors import chats_for
 from apps.drafts.models import Draft, Proposal, Snapshot
 
 
@@ -40,7 +40,7 @@ def snapshots_of(draft: Draft, filename: str) -> QuerySet[Snapshot]:
 
 def draft_chat_for(user, draft: Draft) -> Chat | None:
     """The chat the editor's panel continues: the draft's chat, if it is the person's."""
-    return chats_of(user).filter(pk=draft.chat_id).first() if draft.chat_id else None
+    return chats_for(user=user).filter(pk=draft.chat_id).first() if draft.chat_id else None
 
 
 def open_file_note(draft: Draft, filename) -> str:

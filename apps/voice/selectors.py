@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from apps.chats.models import Message
-from apps.chats.selectors import chats_of
+from apps.chats.selectors import chats_for
 from apps.core.errors import Refused
 from apps.instance.models import Connection
 from apps.library.models import Chunk, Source
@@ -78,7 +78,7 @@ def reply_for(user: User, pk: int) -> Message:
     """One of the person's own replies (another person's: 404)."""
     return get_object_or_404(
         Message.objects.select_related("chat").filter(
-            chat__in=chats_of(user), role=Message.Role.ASSISTANT
+            chat__in=chats_for(user=user), role=Message.Role.ASSISTANT
         ),
         pk=pk,
     )

@@ -12,7 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_POST
 
-from apps.chats.selectors import get_chat_for
+from apps.chats.selectors import chat_for
 from apps.core.errors import Refused
 from apps.core.ids import parse_id
 from apps.voice import limits
@@ -40,7 +40,7 @@ async def transcribe(request: HttpRequest) -> HttpResponse:
         return _error(str(refused), refused.status)
     post, files = await sync_to_async(_form, thread_sensitive=False)(request)
     chat_id = parse_id(post.get("chat", ""))
-    chat = await sync_to_async(get_chat_for)(user, chat_id) if chat_id else None
+    chat = await sync_to_async(chat_for)(user=user, pk=chat_id) if chat_id else None
     upload = files.get("file")
     if upload is None:
         return _error("No recording came with the request.", 400)

@@ -18,7 +18,7 @@ from django.shortcuts import get_object_or_404
 
 from apps.chats.approvals import AlreadyAnswered, Decision, Verdict, approvals_resolve
 from apps.chats.models import Message, PendingAction
-from apps.chats.selectors import chats_of
+from apps.chats.selectors import chats_for
 from apps.chats.tools.context import ToolError, TurnContext
 from apps.websearch.selectors import active_provider, may_search_web
 from apps.websearch.tool import clean_query, offered
@@ -59,7 +59,7 @@ def web_card_for(user, pk: int) -> PendingAction:
     """The person's web search card `pk` (another person's, or none: 404)."""
     return get_object_or_404(
         PendingAction.objects.select_related("message__chat").filter(
-            message__chat__in=chats_of(user), kind=PendingAction.Kind.WEB_SEARCH
+            message__chat__in=chats_for(user=user), kind=PendingAction.Kind.WEB_SEARCH
         ),
         pk=pk,
     )

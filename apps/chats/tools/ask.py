@@ -21,7 +21,7 @@ from django.shortcuts import get_object_or_404
 
 from apps.chats.approvals import Decision, Verdict
 from apps.chats.models import Message, PendingAction
-from apps.chats.selectors import chats_of
+from apps.chats.selectors import chats_for
 from apps.chats.tools.context import ToolError, TurnContext
 from apps.chats.tools.registry import TOOLS, Tool, register, tool_spec
 from apps.core.errors import Conflict, Refused
@@ -151,7 +151,7 @@ def ask_card_for(user, pk: int) -> PendingAction:
     """The person's question card `pk` (another person's, or none: 404)."""
     return get_object_or_404(
         PendingAction.objects.select_related("message__chat").filter(
-            message__chat__in=chats_of(user), kind=PendingAction.Kind.ASK_USER
+            message__chat__in=chats_for(user=user), kind=PendingAction.Kind.ASK_USER
         ),
         pk=pk,
     )

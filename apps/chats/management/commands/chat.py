@@ -24,7 +24,7 @@ from apps.chats import approvals, services
 from apps.chats.kinds import STARTERS
 from apps.chats.models import Message
 from apps.chats.runner import reply_resume, reply_start
-from apps.chats.selectors import chats_of
+from apps.chats.selectors import chats_for
 from apps.core.errors import JarvisError
 from apps.llm.selectors import resolve_model
 
@@ -66,7 +66,7 @@ class Command(BaseCommand):
         user = user_named(options["user"], active=True)
         chat = None
         if options["chat"] is not None:
-            chat = chats_of(user).filter(pk=options["chat"]).first()
+            chat = chats_for(user=user).filter(pk=options["chat"]).first()
             if chat is None:
                 raise CommandError(f"no chat {options['chat']} of {user.username}")
         if options["approve"] or options["deny"]:

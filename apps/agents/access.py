@@ -13,7 +13,7 @@ agent chats" permission and the chat's profile must still be one they may use
 from __future__ import annotations
 
 from apps.agents.models import AgentSession
-from apps.agents.selectors import may_use_agents, profiles_of
+from apps.agents.selectors import may_use_agents, profiles_for
 
 NO_PERMISSION = (
     "you no longer have permission to use agent chats "
@@ -39,11 +39,11 @@ def refusal_for_chat(chat_id: int) -> str:
 def refusal_for_session(session: AgentSession) -> str:
     """As refusal_for_chat, for a session loaded just now (its owner fresh)."""
     owner = session.chat.owner
-    if not may_use_agents(owner):
+    if not may_use_agents(user=owner):
         return NO_PERMISSION
     profile = session.profile
     if profile is None:
         return NO_PROFILE
-    if not profiles_of(owner).filter(pk=profile.pk).exists():
+    if not profiles_for(user=owner).filter(pk=profile.pk).exists():
         return f"you no longer have access to the profile '{profile.name}'"
     return ""

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from apps.agents.forms import ModeForm
 from apps.agents.models import AgentSession
-from apps.agents.selectors import agent_session_for, may_use_agents, profiles_of
+from apps.agents.selectors import agent_session_for, may_use_agents, profiles_for
 from apps.chats.models import Chat
 from apps.chats.page_hooks import ChatPageHook
 
@@ -32,7 +32,7 @@ MODE_WORDS = {
 
 
 def new_chat_context(user: User, chat: Chat | None) -> dict | None:
-    if not may_use_agents(user):
+    if not may_use_agents(user=user):
         return None
     return {"url": reverse("agents:new")}
 
@@ -40,12 +40,14 @@ def new_chat_context(user: User, chat: Chat | None) -> dict | None:
 def agent_chat_context(user: User, chat: Chat | None) -> dict | None:
     if chat is None or not chat.is_agent:
         return None
-    session = agent_session_for(user, chat)
+    session = agent_session_for(user=user, chat=chat)
     if session is None:
         return None
-    allowed = may_use_agents(user)
+    allowed = may_use_agents(user=user)
     profile = session.profile
-    usable = allowed and profile is not None and profiles_of(user).filter(pk=profile.pk).exists()
+    usable = (
+        allowed and profile is not None and profiles_for(user=user).filter(pk=profile.pk).exists()
+    )
     return {
         "session": session,
         "profile": profile,

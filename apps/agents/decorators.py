@@ -18,7 +18,7 @@ def agents_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResp
 
     @wraps(view)
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if not may_use_agents(request.user):
+        if not may_use_agents(user=request.user):
             raise PermissionDenied("agent chats are not enabled for you")
         return view(request, *args, **kwargs)
 

@@ -21,7 +21,9 @@ from apps.chats.page_hooks import chat_page_hook_register
 
 def register_all() -> None:
     settings_page_register(
-        SettingsPage("SSH profiles", "ssh_profiles:list", 30, visible=may_use_agents)
+        SettingsPage(
+            "SSH profiles", "ssh_profiles:list", 30, visible=lambda user: may_use_agents(user=user)
+        )
     )
     for hook in HOOKS:
         chat_page_hook_register(hook)

@@ -20,15 +20,15 @@ if TYPE_CHECKING:
     from apps.accounts.models import User
 
 
-def may_use_agents(user: User) -> bool:
+def may_use_agents(*, user: User) -> bool:
     # has_perm is False for inactive and anonymous users; superusers pass.
     return user.has_perm(USE_AGENT_CHATS)
 
 
-def profiles_of(user: User) -> QuerySet[SSHProfile]:
+def profiles_for(*, user: User) -> QuerySet[SSHProfile]:
     """The profiles `user` may connect with: their own and those shared with a
     group they are in."""
-    if not may_use_agents(user):
+    if not may_use_agents(user=user):
         return SSHProfile.objects.none()
     return (
         SSHProfile.objects.filter(Q(owner=user) | Q(shared_groups__in=user.groups.all()))
@@ -37,26 +37,26 @@ def profiles_of(user: User) -> QuerySet[SSHProfile]:
     )
 
 
-def own_profiles_of(user: User) -> QuerySet[SSHProfile]:
+def own_profiles_for(*, user: User) -> QuerySet[SSHProfile]:
     """The profiles `user` may change (and accept host keys for): their own."""
-    if not may_use_agents(user):
+    if not may_use_agents(user=user):
         return SSHProfile.objects.none()
     return SSHProfile.objects.filter(owner=user)
 
 
-def get_profile_for(user: User, pk: int) -> SSHProfile:
+def profile_for(*, user: User, pk: int) -> SSHProfile:
     # 404, not 403: someone else's profile does not exist for you.
-    return get_object_or_404(profiles_of(user), pk=pk)
+    return get_object_or_404(profiles_for(user=user), pk=pk)
 
 
-def get_own_profile_for(user: User, pk: int) -> SSHProfile:
-    return get_object_or_404(own_profiles_of(user), pk=pk)
+def own_profile_for(*, user: User, pk: int) -> SSHProfile:
+    return get_object_or_404(own_profiles_for(user=user), pk=pk)
 
 
-def profile_named_for(user: User, name: str) -> SSHProfile | None:
+def profile_named_for(*, user: User, name: str) -> SSHProfile | None:
     """By name, case-insensitive: their own first, else a shared one, if only
     one shared profile has that name (two owners may both call theirs "server")."""
-    profiles = profiles_of(user).filter(name__iexact=name.strip())
+    profiles = profiles_for(user=user).filter(name__iexact=name.strip())
     own = profiles.filter(owner=user).first()
     if own is not None:
         return own
@@ -64,7 +64,7 @@ def profile_named_for(user: User, name: str) -> SSHProfile | None:
     return shared[0] if len(shared) == 1 else None
 
 
-def agent_session_for(user: User, chat: Chat) -> AgentSession | None:
+def agent_session_for(*, user: User, chat: Chat) -> AgentSession | None:
     """The agent side of a chat the caller already holds through a scoped
     selector (chats.selectors.chat_for); None for a normal chat."""
     if chat.owner_id != user.pk or chat.kind != Chat.Kind.AGENT:
@@ -72,7 +72,7 @@ def agent_session_for(user: User, chat: Chat) -> AgentSession | None:
     return AgentSession.objects.select_related("profile", "chat").filter(chat_id=chat.pk).first()
 
 
-def get_agent_session_for(user: User, chat_id: int) -> AgentSession:
+def get_agent_session_for(*, user: User, chat_id: int) -> AgentSession:
     """An agent chat of `user`'s; 404 for anyone else's and for a normal chat.
     The permission is the caller's to check (403, not 404)."""
     return get_object_or_404(

@@ -23,7 +23,7 @@ from apps.agents import ssh
 from apps.agents.access import refusal_for_session
 from apps.agents.errors import SSHError
 from apps.agents.models import AgentSession, SSHProfile
-from apps.agents.selectors import may_use_agents, profile_named_for, profiles_of
+from apps.agents.selectors import may_use_agents, profile_named_for, profiles_for
 from apps.chats.models import Chat, Message
 from apps.chats.services import turn_start
 from apps.core.errors import AlreadyExists, Refused
@@ -39,7 +39,7 @@ PIN_FIELDS = ["host_key", "host_key_fingerprint", "host_key_pinned_at", "updated
 
 
 def _require_permission(user: User) -> None:
-    if not may_use_agents(user):
+    if not may_use_agents(user=user):
         raise Refused(NOT_ALLOWED)
 
 
@@ -126,7 +126,7 @@ def profile_update(
     """Change what is given (None: unchanged). A new host or port forgets the
     pinned host key: the key belongs to the machine that answered there, and
     the next check shows the new one for acceptance. The caller has checked
-    that the person owns the profile (selectors.get_own_profile_for)."""
+    that the person owns the profile (selectors.own_profile_for)."""
     _require_permission(profile.owner)
     if _credential_choice(key_text, generate_key, password) > 1:
         raise Refused("choose one way to log in: a private key, a generated key or a password")
@@ -244,7 +244,7 @@ def profile_check(
     (the one the person was shown), only if it is still that key. A changed
     key is never accepted here: the owner forgets the old one first."""
     _require_permission(user)
-    if not profiles_of(user).filter(pk=profile.pk).exists():
+    if not profiles_for(user=user).filter(pk=profile.pk).exists():
         raise Refused("no such SSH profile")
     if accept_host_key and profile.owner_id != user.pk:
         raise Refused("only the profile's owner can accept its host key")
@@ -307,7 +307,7 @@ def agent_chat_create(
     Refused without the permission or for a profile they may not use;
     django's ValidationError for a directory that is not absolute."""
     _require_permission(owner)
-    if not profiles_of(owner).filter(pk=profile.pk).exists():
+    if not profiles_for(user=owner).filter(pk=profile.pk).exists():
         raise Refused("no such SSH profile")
     if mode not in AgentSession.Mode.values:
         raise Refused(f"unknown approval mode {mode!r}: choose plan, ask, manual or auto")
@@ -337,7 +337,7 @@ def agent_chat_from_options(*, user: User, options: dict) -> Chat:
     kind's starter (registered with chats.kinds from AppConfig.ready()).
     Refused, with a message, for anything agent_chat_create refuses."""
     _require_permission(user)
-    profile = profile_named_for(user, options["agent"])
+    profile = profile_named_for(user=user, name=options["agent"])
     if profile is None:
         raise Refused(f"you have no SSH profile named {options['agent']!r}")
     try:

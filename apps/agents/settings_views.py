@@ -21,7 +21,7 @@ from apps.agents import services
 from apps.agents.decorators import agents_required
 from apps.agents.forms import ProfileForm
 from apps.agents.models import SSHProfile
-from apps.agents.selectors import get_own_profile_for, get_profile_for, profiles_of
+from apps.agents.selectors import own_profile_for, profile_for, profiles_for
 from apps.core.errors import JarvisError
 
 SECRET_FIELDS = ("private_key", "password")
@@ -65,7 +65,7 @@ def _profile_page(
 @agents_required
 @require_GET
 def profile_list(request: HttpRequest) -> HttpResponse:
-    profiles = list(profiles_of(request.user).order_by("name"))
+    profiles = list(profiles_for(user=request.user).order_by("name"))
     context = {
         "own": [p for p in profiles if p.owner_id == request.user.pk],
         "shared": [p for p in profiles if p.owner_id != request.user.pk],
@@ -114,8 +114,8 @@ def _added_message(profile: SSHProfile) -> str:
 @require_http_methods(["GET", "POST"])
 def profile_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "GET":
-        return _profile_page(request, get_profile_for(request.user, pk))
-    profile = get_own_profile_for(request.user, pk)
+        return _profile_page(request, profile_for(user=request.user, pk=pk))
+    profile = own_profile_for(user=request.user, pk=pk)
     form = ProfileForm(request.POST, profile=profile)
     if form.is_valid():
         data = form.cleaned_data
@@ -149,7 +149,7 @@ def profile_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def profile_check(request: HttpRequest, pk: int) -> HttpResponse:
     """Connect and run `uname -a`; on a first connection, show the server's
     host key fingerprint for the owner to accept."""
-    profile = get_profile_for(request.user, pk)
+    profile = profile_for(user=request.user, pk=pk)
     check = services.profile_check(user=request.user, profile=profile)
     return _profile_page(request, profile, check=check)
 
@@ -159,7 +159,7 @@ def profile_check(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def profile_accept(request: HttpRequest, pk: int) -> HttpResponse:
     """Pin the host key whose fingerprint the page showed, and only that one."""
-    profile = get_own_profile_for(request.user, pk)
+    profile = own_profile_for(user=request.user, pk=pk)
     shown = request.POST.get("fingerprint", "").strip()
     if not shown:
         return _profile_page(request, profile, status=400)
@@ -182,7 +182,7 @@ def profile_accept(request: HttpRequest, pk: int) -> HttpResponse:
 @agents_required
 @require_POST
 def profile_forget(request: HttpRequest, pk: int) -> HttpResponse:
-    profile = get_own_profile_for(request.user, pk)
+    profile = own_profile_for(user=request.user, pk=pk)
     services.profile_forget_host_key(profile=profile)
     messages.success(
         request,
@@ -196,7 +196,7 @@ def profile_forget(request: HttpRequest, pk: int) -> HttpResponse:
 @agents_required
 @require_http_methods(["GET", "POST"])
 def profile_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    profile = get_own_profile_for(request.user, pk)
+    profile = own_profile_for(user=request.user, pk=pk)
     if request.method == "POST":
         name = profile.name
         services.profile_delete(profile=profile)

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from apps.agents import services
 from apps.agents.decorators import agents_required
 from apps.agents.forms import AgentChatForm, ModeForm
-from apps.agents.selectors import get_agent_session_for, may_use_agents, profiles_of
+from apps.agents.selectors import get_agent_session_for, may_use_agents, profiles_for
 from apps.chats.runner import reply_start
 from apps.core.errors import JarvisError
 from apps.llm.selectors import default_model_for, models_for
@@ -25,7 +25,7 @@ from apps.llm.selectors import default_model_for, models_for
 @agents_required
 @require_http_methods(["GET", "POST"])
 def new_chat(request: HttpRequest) -> HttpResponse:
-    profiles = profiles_of(request.user).order_by("name")
+    profiles = profiles_for(user=request.user).order_by("name")
     default = default_model_for(request.user)
     form = AgentChatForm(
         request.POST or None,
@@ -57,7 +57,7 @@ def new_chat(request: HttpRequest) -> HttpResponse:
 @agents_required
 @require_POST
 def mode(request: HttpRequest, chat_id: int) -> HttpResponse:
-    session = get_agent_session_for(request.user, chat_id)
+    session = get_agent_session_for(user=request.user, chat_id=chat_id)
     form = ModeForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Choose plan, ask, manual or auto.")
@@ -75,9 +75,9 @@ async def plan(request: HttpRequest, chat_id: int) -> HttpResponse:
     """ "Carry out (switches to Ask)" on a plan the agent submitted: the chat
     goes to Ask mode and the request to carry the plan out is sent."""
     user = await request.auser()
-    if not await sync_to_async(may_use_agents)(user):
+    if not await sync_to_async(may_use_agents)(user=user):
         raise PermissionDenied("agent chats are not enabled for you")
-    session = await sync_to_async(get_agent_session_for)(user, chat_id)
+    session = await sync_to_async(get_agent_session_for)(user=user, chat_id=chat_id)
     try:
         answer = await sync_to_async(services.agent_plan_carry_out)(session=session)
     except JarvisError as exc:

@@ -43,7 +43,7 @@ def test_an_agent_chat_is_created_with_its_machine_directory_and_mode(agent_owne
     turn_start(user=agent_owner, chat=chat, text="Find why the nightly backup fails")
     assert Chat.objects.get(pk=chat.pk).title == "Find why the nightly backup fails"
     normal, _, _ = turn_start(user=agent_owner, chat=None, text="hello")
-    assert normal.kind == "normal" and agent_session_for(agent_owner, normal) is None
+    assert normal.kind == "normal" and agent_session_for(user=agent_owner, chat=normal) is None
 
 
 def test_the_mode_defaults_to_ask(agent_owner):
@@ -109,10 +109,10 @@ def test_only_the_owner_finds_the_agent_chat(agent_owner, agent_member):
     chat = services.agent_chat_create(
         owner=agent_owner, profile=profile_of(agent_owner), project_dir="/srv"
     )
-    assert get_agent_session_for(agent_owner, chat.pk).chat == chat
+    assert get_agent_session_for(user=agent_owner, chat_id=chat.pk).chat == chat
     with pytest.raises(Http404):
-        get_agent_session_for(agent_member, chat.pk)
-    assert agent_session_for(agent_member, chat) is None
+        get_agent_session_for(user=agent_member, chat_id=chat.pk)
+    assert agent_session_for(user=agent_member, chat=chat) is None
 
 
 def test_deleting_the_profile_keeps_the_chat_readable(agent_owner):

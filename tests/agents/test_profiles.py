@@ -13,7 +13,7 @@ from django.http import Http404
 from apps.agents import services
 from apps.agents.errors import HostKeyChanged, InvalidKey
 from apps.agents.models import SSHProfile
-from apps.agents.selectors import get_own_profile_for, get_profile_for, profiles_of
+from apps.agents.selectors import own_profile_for, profile_for, profiles_for
 from apps.core.errors import AlreadyExists, Refused
 
 
@@ -95,29 +95,29 @@ def test_without_the_permission_nothing_is_created(owner, sshd):
 def test_profiles_of_are_own_and_shared_with_my_groups(agent_owner, agent_member, admin, sshd):
     mine = make_profile(agent_owner, sshd)
     theirs = make_profile(agent_member, sshd, name="theirs")
-    assert list(profiles_of(agent_owner)) == [mine]
+    assert list(profiles_for(user=agent_owner)) == [mine]
     family = Group.objects.create(name="family")
     agent_owner.groups.add(family)
     services.profile_share(profile=theirs, groups=[family], actor=admin)
-    assert sorted(p.name for p in profiles_of(agent_owner)) == ["box", "theirs"]
-    assert get_profile_for(agent_owner, theirs.pk) == theirs
+    assert sorted(p.name for p in profiles_for(user=agent_owner)) == ["box", "theirs"]
+    assert profile_for(user=agent_owner, pk=theirs.pk) == theirs
     with pytest.raises(Http404):  # shared to use, not to change
-        get_own_profile_for(agent_owner, theirs.pk)
+        own_profile_for(user=agent_owner, pk=theirs.pk)
 
 
 def test_another_persons_profile_is_404(agent_owner, agent_member, sshd):
     theirs = make_profile(agent_member, sshd)
     with pytest.raises(Http404):
-        get_profile_for(agent_owner, theirs.pk)
+        profile_for(user=agent_owner, pk=theirs.pk)
 
 
 def test_without_the_permission_even_my_own_profiles_are_gone(agent_owner, sshd):
     mine = make_profile(agent_owner, sshd)
     agent_owner.groups.clear()
     revoked = type(agent_owner).objects.get(pk=agent_owner.pk)
-    assert list(profiles_of(revoked)) == []
+    assert list(profiles_for(user=revoked)) == []
     with pytest.raises(Http404):
-        get_profile_for(revoked, mine.pk)
+        profile_for(user=revoked, pk=mine.pk)
 
 
 def test_a_shared_group_member_without_the_permission_sees_nothing(
@@ -127,7 +127,7 @@ def test_a_shared_group_member_without_the_permission_sees_nothing(
     family = Group.objects.create(name="family")
     member.groups.add(family)
     services.profile_share(profile=profile, groups=[family], actor=admin)
-    assert list(profiles_of(member)) == []
+    assert list(profiles_for(user=member)) == []
 
 
 def test_only_admins_share(agent_owner, sshd):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from django.urls import reverse
 
 from apps.agents.models import AgentSession, SSHProfile
-from apps.agents.selectors import may_use_agents, profiles_of
+from apps.agents.selectors import may_use_agents, profiles_for
 from apps.agents.services import profile_target
 from apps.agents.terminal.session import TerminalSpec
 from apps.chats.models import Chat
@@ -42,7 +42,7 @@ def connection_key(profile: SSHProfile) -> str:
 def terminal_plan_for(user: User, chat_id: int) -> TerminalPlan | None:
     """None: refuse the socket (no permission, not their agent chat). Otherwise
     what to connect to, or why it cannot be started."""
-    if not may_use_agents(user):
+    if not may_use_agents(user=user):
         return None
     session = (
         AgentSession.objects.select_related("profile")
@@ -52,7 +52,7 @@ def terminal_plan_for(user: User, chat_id: int) -> TerminalPlan | None:
     if session is None:
         return None
     profile = session.profile
-    if profile is None or not profiles_of(user).filter(pk=profile.pk).exists():
+    if profile is None or not profiles_for(user=user).filter(pk=profile.pk).exists():
         return TerminalPlan(
             error="This chat's SSH profile was deleted or is no longer shared with you."
         )

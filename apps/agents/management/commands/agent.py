@@ -23,7 +23,7 @@ from apps.accounts.commands import user_named
 from apps.accounts.models import User
 from apps.agents import services
 from apps.agents.models import SSHProfile
-from apps.agents.selectors import may_use_agents, profile_named_for, profiles_of
+from apps.agents.selectors import may_use_agents, profile_named_for, profiles_for
 from apps.core.errors import JarvisError
 
 # A private key file is a few kilobytes; anything much bigger is the wrong file.
@@ -108,7 +108,7 @@ class Command(BaseCommand):
 
     def _user(self, username: str) -> User:
         user = user_named(username, active=True)
-        if not may_use_agents(user):
+        if not may_use_agents(user=user):
             raise CommandError(
                 f"{user.username} may not use agent chats: an admin grants the "
                 "'Can use agent chats' permission through a group"
@@ -154,7 +154,9 @@ class Command(BaseCommand):
             self.stdout.write(profile.public_key)
 
     def profiles_list(self, user: User, options: dict) -> None:
-        profiles = list(profiles_of(user).prefetch_related("shared_groups").order_by("name", "pk"))
+        profiles = list(
+            profiles_for(user=user).prefetch_related("shared_groups").order_by("name", "pk")
+        )
         if options["json"]:
             self.stdout.write(json.dumps([_as_json(p, user) for p in profiles]))
             return
@@ -175,7 +177,7 @@ class Command(BaseCommand):
             self.stdout.write(line)
 
     def check_connection(self, user: User, options: dict) -> None:
-        profile = profile_named_for(user, options["profile"])
+        profile = profile_named_for(user=user, name=options["profile"])
         if profile is None:
             raise CommandError(f"{user.username} has no SSH profile named {options['profile']!r}")
         try:

@@ -24,8 +24,9 @@ from apps.library.ingest.parsing.frontmatter import split_frontmatter
 from apps.library.ingest.parsing.markdown import BREADCRUMB_SEPARATOR, section_breadcrumbs
 from apps.library.ingest.pipeline import content_hash
 from apps.library.ingest.storage import original_path
-from apps.library.ingest.walk import under
 from apps.library.models import Chunk, Document, Source
+from apps.library.paths import under
+from apps.library.versions.queries import family_in, newer_version_in
 
 # Re-exported for apps that read notes themselves (the project registry), so
 # they see a note's sections and folders exactly as the library does.
@@ -160,14 +161,9 @@ KIND_GROUPS = {group: formats.kinds_in_group(group) for group in formats.groups(
 def newer_version_for(user) -> Exists:
     """True for a document with a newer readable version `user` may see. A
     newer version in its owner's private folder does not count: for everyone
-    else the newest copy they can read is the latest there is."""
-    newer = visible_to(user).filter(
-        source_id=OuterRef("source_id"),
-        family=OuterRef("family"),
-        family_position__gt=OuterRef("family_position"),
-        status=Document.Status.READY,
-    )
-    return Exists(newer.exclude(family="").exclude(family__startswith="file:"))
+    else the newest copy they can read is the latest there is (the rule:
+    apps.library.versions.queries)."""
+    return newer_version_in(visible_to(user))
 
 
 def library_documents(user, filters: ListingFilters) -> QuerySet[Document]:
@@ -215,12 +211,7 @@ def in_flight(user) -> QuerySet[Document]:
 
 def family_of(user, document: Document) -> list[Document]:
     """Every version of `document` that `user` may see, oldest first."""
-    if not document.family or document.family.startswith("file:"):
-        return [document]
-    members = visible_to(user).filter(source=document.source, family=document.family)
-    members = members.exclude(status=Document.Status.FAILED)
-    # family_position is the order sync worked out (dates, version markers, file times).
-    return sorted(members, key=lambda d: (d.family_position, d.pk))
+    return family_in(visible_to(user), document)
 
 
 def record_categories(user) -> list[tuple[str, int]]:

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apps.library.naming import (
+from apps.library.versions import dates
+from apps.library.versions.naming import (
     DRAFT_RANK,
     FINAL_RANK,
     DateMatch,
     VersionMarker,
     date_from_filename,
     date_from_text,
-    dates,
     family_stem,
     is_copy_name,
     is_generic_name,

@@ -11,15 +11,15 @@ from apps.library.ingest.parsing.markdown import parse_markdown
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Chunk, Document, Source
 from apps.library.search import search
-from apps.library.search.versions import (
+from apps.library.selectors import visible_pools
+from apps.library.services.sources import source_update
+from apps.library.versions.search import (
     Candidate,
     expand_families,
     expand_history,
     family_view,
     mark_current,
 )
-from apps.library.selectors import visible_pools
-from apps.library.services.sources import source_update
 from tests.library.test_privacy import both_legs
 
 MARKER = "Marker pelican-9931 is the blood pressure reading from the clinic."

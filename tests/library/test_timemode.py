@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from apps.library.search import timemode
-from apps.library.search.timemode import AUTO, HISTORY, LOOKUP, PRESENT, classify, resolve
+from apps.library.versions import timemode
+from apps.library.versions.timemode import AUTO, HISTORY, LOOKUP, PRESENT, classify, resolve
 
 HISTORY_QUESTIONS = [
     # "change"

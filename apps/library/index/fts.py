@@ -44,7 +44,7 @@ from pathlib import PurePosixPath
 from django.db import connection
 
 from apps.library.models import DocumentTag
-from apps.library.naming import family_stem
+from apps.library.versions.naming import family_stem
 
 FTS_TABLE = "library_chunk_fts"
 COLUMNS = ("title", "headings", "path", "record", "text")

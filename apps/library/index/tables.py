@@ -32,6 +32,10 @@ from apps.library.index import codes, fts
 from apps.library.index.embeddings import EmbeddingUnavailable, configured_model, model_spec
 from apps.library.models import Chunk, Document, IndexState
 
+# The storage names live in apps.library.vectors, below the version rules that
+# read vectors back; the index's own importers keep finding them here.
+from apps.library.vectors import emb_table, from_blob, to_blob
+
 
 class ChunkDraft(Protocol):
     """What the index stores of a parsed passage. The parsers' `ChunkDraft`
@@ -57,10 +61,6 @@ class IndexMismatch(EmbeddingUnavailable):
 
 def vec_table(generation: int) -> str:
     return f"library_vec_{int(generation)}"
-
-
-def emb_table(generation: int) -> str:
-    return f"library_emb_{int(generation)}"
 
 
 def slice_key(source_id: int, private: bool, latest: bool) -> int:
@@ -144,20 +144,12 @@ def embed_text(header: str, section: str, text: str) -> str:
     return f"{lead}\n{text}" if lead else text
 
 
-def to_blob(vector: np.ndarray) -> bytes:
-    return np.asarray(vector, dtype=np.float32).tobytes()
-
-
 def to_codes(vectors, state: IndexState) -> list[bytes]:
     """Bit codes for the vec0 first pass (apps.library.index.codes)."""
     if len(vectors) == 0:
         return []
     packed = codes.encode(np.vstack(vectors), code_bits=state.code_bits, seed=state.code_seed)
     return [row.tobytes() for row in packed]
-
-
-def from_blob(blob: bytes) -> np.ndarray:
-    return np.frombuffer(blob, dtype=np.float32)
 
 
 @dataclass

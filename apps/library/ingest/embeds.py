@@ -28,7 +28,7 @@ from pathlib import PurePosixPath
 from apps.library.ingest.parsing.chunking import pack_text, without_overlap
 from apps.library.ingest.parsing.markdown import BREADCRUMB_SEPARATOR
 from apps.library.ingest.parsing.types import ChunkDraft, ParsedDocument
-from apps.library.ingest.walk import under
+from apps.library.paths import under
 from apps.library.models import Document, DocumentFile, Source
 
 EMBED_ORIGIN = "embed"

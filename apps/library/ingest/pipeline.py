@@ -31,9 +31,9 @@ from apps.library.ingest.parsing.types import (
     ParseRequest,
     UnreadableDocument,
 )
-from apps.library.ingest.walk import under
+from apps.library.paths import under
 from apps.library.models import Chunk, Document, DocumentTag, Source
-from apps.library.naming import date_from_filename
+from apps.library.versions.naming import date_from_filename
 
 logger = logging.getLogger(__name__)
 

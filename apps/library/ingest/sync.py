@@ -38,7 +38,7 @@ from apps.core.errors import Refused
 from apps.core.locks import Busy, process_lock
 from apps.library.index import fts, tables
 from apps.library.index.embeddings import BULK, Embedder, get_embedder
-from apps.library.ingest import versions
+from apps.library.versions import linking
 from apps.library.ingest.embeds import add_embedded_passages
 from apps.library.ingest.isolated import (
     BATCH_BYTES,
@@ -65,9 +65,10 @@ from apps.library.ingest.vision import (
     parse_options_for,
     vision_plan,
 )
-from apps.library.ingest.walk import FileInfo, under, walk_source
+from apps.library.ingest.walk import FileInfo, walk_source
+from apps.library.paths import under
 from apps.library.models import Document, DocumentFile, Source
-from apps.library.naming import date_from_filename, is_copy_name
+from apps.library.versions.naming import date_from_filename, is_copy_name
 
 logger = logging.getLogger(__name__)
 
@@ -560,7 +561,7 @@ def refresh_families(source: Source) -> int:
         readable = d.status == Document.Status.READY
         effective, weak = (d.effective_date, d.date_is_weak) if readable else _failed_date(d)
         members.append(
-            versions.Member(
+            linking.Member(
                 id=d.pk,
                 path=d.path,
                 title=d.title,
@@ -571,13 +572,13 @@ def refresh_families(source: Source) -> int:
                 readable=readable,
             )
         )
-    candidates = versions.cross_folder_candidates(members, source.unversioned_dirs)
-    candidates |= versions.mixed_format_candidates(members, source.unversioned_dirs)
+    candidates = linking.cross_folder_candidates(members, source.unversioned_dirs)
+    candidates |= linking.mixed_format_candidates(members, source.unversioned_dirs)
     for member in members:
         if member.id in candidates:
             texts = Document.objects.get(pk=member.id).chunks.values_list("text", flat=True)
             member.text = "\n".join(texts)[:CROSS_FOLDER_TEXT_CHARS]
-    assignments = versions.assign(members, source.unversioned_dirs)
+    assignments = linking.assign(members, source.unversioned_dirs)
     rows = 0
     fields = ["family", "version_rank", "is_latest", "family_position"]
     for document in documents:

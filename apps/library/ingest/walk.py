@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from apps.library.formats import synced_kind
 
@@ -27,21 +27,6 @@ def is_skipped_dir(name: str, skip_dirs: list[str]) -> bool:
 
 
 WHOLE_SOURCE = "."
-
-
-def under(rel: str, folders: list[str]) -> bool:
-    """Is `rel` inside one of `folders` (paths relative to the source root, any depth)?
-    "." (or "/", which is stored as ".") is the source's root: everything is under it."""
-    parts = PurePosixPath(rel).parts
-    for folder in folders:
-        prefix = PurePosixPath(folder.strip("/")).parts
-        if not prefix:
-            # "." meant "the whole collection"; reading it as "no folder" made a
-            # private setting that protects nothing (it failed open).
-            return True
-        if parts[: len(prefix)] == prefix and len(parts) > len(prefix):
-            return True
-    return False
 
 
 def walk_source(root: Path, skip_dirs: list[str]) -> Iterator[FileInfo]:

@@ -1,12 +1,14 @@
 """Retrieval: `search()` and what it returns.
 
 engine   search(): time mode → legs → fusion → versions → results
-timemode which versions a question is about (present / history / lookup)
 query    the question's words and the pool/filter SQL
 legs     FTS5 bm25 and sqlite-vec KNN
 fusion   reciprocal rank fusion
-versions slots per document and family; history expansion
 results  Result / Response
+
+The time mode (which versions a question is about) and the version rules of
+the ranking (family expansion, slots per family, history expansion) live in
+`apps.library.versions` (`timemode`, `search`).
 
 Other apps import from this package itself, never from its modules
 (the library's front-door contract in pyproject.toml).

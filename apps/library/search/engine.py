@@ -16,7 +16,7 @@
    connection is consulted only for a search made on behalf of a cloud model
    (`for_cloud_model`): anywhere else the question itself must not leave the
    server, so the fused order stands.
-5. Versions (apps.library.search.versions): in present and lookup mode a
+5. Versions (apps.library.versions.search): in present and lookup mode a
    family's newest version this person may see joins and ranks above every
    older version of it; older versions sink (present) or go (`latest_only`).
    History mode lists every version in date order.
@@ -34,7 +34,7 @@ from django.contrib.auth.models import User
 
 from apps.library.index import tables
 from apps.library.index.embeddings import Embedder, embedder_for_index
-from apps.library.search import timemode
+from apps.library.versions import timemode
 from apps.library.search.fusion import documents_first, fuse
 from apps.library.search.legs import keyword_leg, vector_leg
 from apps.library.search.query import Filters, negated_tags, without_tags
@@ -42,7 +42,7 @@ from apps.library.search.records import record_leg
 from apps.library.search.relevance import is_relevant, similarities
 from apps.library.search.rerank import Reranker, configured_reranker
 from apps.library.search.results import Response, duplicate_paths, to_result
-from apps.library.search.versions import (
+from apps.library.versions.search import (
     expand_families,
     expand_history,
     family_view,

@@ -71,52 +71,6 @@ class Response:
         return [r for r in self.results if r.relevant]
 
 
-# The fields a search reads (results, versions, fusion): only these are loaded.
-# Django builds a model instance field by field, and a Document has many a
-# search never reads (JSON fields among them); loading just these halves the
-# cost of loading the candidates. A field missing here still works, but costs
-# one query per passage: add it here when a search starts reading it.
-_CHUNK_FIELDS = (
-    "id",
-    "document_id",
-    "ordinal",
-    "section",
-    "text",
-    "page",
-    "annotation",
-    "section_date",
-    "is_latest",
-    "private",  # a section its note marks private (Chunk.owner_only)
-)
-_DOCUMENT_FIELDS = (
-    "id",
-    "source_id",
-    "title",
-    "path",
-    "kind",
-    "family",
-    "family_position",
-    "is_latest",
-    "in_private_dir",
-    "effective_date",
-    "date_source",
-    "content_hash",  # the same file in two collections takes one slot (versions.select_passages)
-)
-_SOURCE_FIELDS = ("id", "name", "sharing", "cloud")
-_LOADED = (
-    *_CHUNK_FIELDS,
-    *(f"document__{name}" for name in _DOCUMENT_FIELDS),
-    *(f"document__source__{name}" for name in _SOURCE_FIELDS),
-)
-
-
-def load_chunks(chunk_ids: list[int]) -> dict[int, Chunk]:
-    chunks = (
-        Chunk.objects.filter(id__in=chunk_ids).select_related("document__source").only(*_LOADED)
-    )
-    return {c.id: c for c in chunks}
-
-
 def duplicate_paths(document_ids: set[int]) -> dict[int, list[str]]:
     paths: dict[int, list[str]] = defaultdict(list)
     for document_id, path in DocumentFile.objects.filter(document_id__in=document_ids).values_list(
@@ -127,7 +81,7 @@ def duplicate_paths(document_ids: set[int]) -> dict[int, list[str]]:
 
 
 def to_result(candidate, rank: int, files) -> Result:
-    """A Result from a ranked candidate (apps.library.search.versions.Candidate)."""
+    """A Result from a ranked candidate (apps.library.versions.search.Candidate)."""
     chunk = candidate.chunk
     document = chunk.document
     source = document.source

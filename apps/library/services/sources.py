@@ -23,7 +23,8 @@ from apps.core.errors import AlreadyExists, Refused
 from apps.instance.models import validate_ocr_languages
 from apps.library.index import tables
 from apps.library.ingest.sync import check_folder, refresh_families
-from apps.library.ingest.walk import WHOLE_SOURCE, under
+from apps.library.ingest.walk import WHOLE_SOURCE
+from apps.library.paths import under
 from apps.library.models import Source
 
 

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET
 from apps.core.errors import JarvisError
 from apps.library.index.embeddings import EmbeddingUnavailable
 from apps.library.search import Filters, query_terms, search
-from apps.library.search.timemode import MODE_WORDS
+from apps.library.versions.timemode import MODE_WORDS
 from apps.library.selectors import (
     KIND_GROUPS,
     ListingFilters,

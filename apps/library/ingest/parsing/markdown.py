@@ -24,7 +24,7 @@ from pathlib import PurePosixPath
 from apps.library.ingest.parsing.chunking import pack_text
 from apps.library.ingest.parsing.frontmatter import parse_frontmatter
 from apps.library.ingest.parsing.types import ChunkDraft, ParsedDocument
-from apps.library.naming import date_from_text
+from apps.library.versions.naming import date_from_text
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")

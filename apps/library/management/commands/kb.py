@@ -42,7 +42,8 @@ from apps.library.ingest import arxiv
 from apps.library.ingest.sync import SyncReport, source_sync
 from apps.library.models import Document, Source
 from apps.library.schema import schema_keys, schema_values
-from apps.library.search import search, timemode
+from apps.library.search import search
+from apps.library.versions import timemode
 from apps.library.selectors import chunks_visible_to, visible_to
 from apps.library.services import adding
 from apps.library.services.adding import file_add

@@ -52,7 +52,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from apps.library.naming.dates import (
+from apps.library.versions.dates import (
     DRAFT_RANK,
     FINAL_RANK,
     LB,

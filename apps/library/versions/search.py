@@ -32,10 +32,9 @@ from datetime import date
 import numpy as np
 from django.db import connection
 
-from apps.library.index.tables import emb_table, from_blob
 from apps.library.models import Chunk, Document
-from apps.library.search import timemode
-from apps.library.search.results import load_chunks
+from apps.library.vectors import emb_table, from_blob
+from apps.library.versions import timemode
 
 MAX_PER_DOCUMENT = 2
 MAX_PER_FAMILY = 2  # present and lookup modes
@@ -48,6 +47,52 @@ STEP = 1e-6  # how far above an older version its current version is placed
 # not ("a staff role at Initech" that only the June plan has). Otherwise the
 # two are near-duplicates and one slot, the current version's, shows the family.
 DISTINCT_MARGIN = 0.05
+
+
+# The fields a search reads (results, versions, fusion): only these are loaded.
+# Django builds a model instance field by field, and a Document has many a
+# search never reads (JSON fields among them); loading just these halves the
+# cost of loading the candidates. A field missing here still works, but costs
+# one query per passage: add it here when a search starts reading it.
+_CHUNK_FIELDS = (
+    "id",
+    "document_id",
+    "ordinal",
+    "section",
+    "text",
+    "page",
+    "annotation",
+    "section_date",
+    "is_latest",
+    "private",  # a section its note marks private (Chunk.owner_only)
+)
+_DOCUMENT_FIELDS = (
+    "id",
+    "source_id",
+    "title",
+    "path",
+    "kind",
+    "family",
+    "family_position",
+    "is_latest",
+    "in_private_dir",
+    "effective_date",
+    "date_source",
+    "content_hash",  # the same file in two collections takes one slot (versions.select_passages)
+)
+_SOURCE_FIELDS = ("id", "name", "sharing", "cloud")
+_LOADED = (
+    *_CHUNK_FIELDS,
+    *(f"document__{name}" for name in _DOCUMENT_FIELDS),
+    *(f"document__source__{name}" for name in _SOURCE_FIELDS),
+)
+
+
+def load_chunks(chunk_ids: list[int]) -> dict[int, Chunk]:
+    chunks = (
+        Chunk.objects.filter(id__in=chunk_ids).select_related("document__source").only(*_LOADED)
+    )
+    return {c.id: c for c in chunks}
 
 
 @dataclass

@@ -48,8 +48,8 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import PurePosixPath
 
-from apps.library.ingest.walk import under
-from apps.library.naming import family_stem, is_generic_name, version_marker
+from apps.library.paths import under
+from apps.library.versions.naming import family_stem, is_generic_name, version_marker
 
 CROSS_FOLDER_MIN_OVERLAP = 0.6
 MOVED_MIN_CONTAINMENT = 0.5

@@ -6,7 +6,7 @@ from channels.db import database_sync_to_async
 
 from apps.core.consumers import AuthenticatedConsumer
 from apps.drafts.realtime import draft_group
-from apps.drafts.selectors import drafts_of
+from apps.drafts.selectors import drafts_for
 
 
 class DraftConsumer(AuthenticatedConsumer):
@@ -16,7 +16,7 @@ class DraftConsumer(AuthenticatedConsumer):
 
     @database_sync_to_async
     def _owns_draft(self) -> bool:
-        return drafts_of(self.user).filter(pk=self.draft_id).exists()
+        return drafts_for(user=self.user).filter(pk=self.draft_id).exists()
 
     async def on_authenticated(self) -> None:
         group = draft_group(self.draft_id)

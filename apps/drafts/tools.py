@@ -27,7 +27,7 @@ def _draft(ctx: TurnContext, draft_id) -> Draft:
         pk = int(draft_id)
     except (TypeError, ValueError):
         raise ToolError("draft_id must be a number from list_drafts") from None
-    draft = selectors.drafts_of(ctx.user).filter(pk=pk).first()
+    draft = selectors.drafts_for(user=ctx.user).filter(pk=pk).first()
     if draft is None:
         raise ToolError(f"draft {draft_id} not found")
     if draft.private and ctx.cloud:
@@ -83,7 +83,7 @@ def add_draft_file(ctx: TurnContext, args: dict) -> str:
 
 
 def list_drafts(ctx: TurnContext, args: dict) -> str:
-    drafts = selectors.drafts_of(ctx.user)
+    drafts = selectors.drafts_for(user=ctx.user)
     if ctx.cloud:
         drafts = drafts.filter(private=False)
     lines = []

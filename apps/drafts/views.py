@@ -64,7 +64,9 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 def _index_page(request: HttpRequest, form: NewDraftForm, status: int = 200) -> HttpResponse:
-    rows = [(d, sandbox.list_files(d.owner_id, d.key)) for d in selectors.drafts_of(request.user)]
+    rows = [
+        (d, sandbox.list_files(d.owner_id, d.key)) for d in selectors.drafts_for(user=request.user)
+    ]
     context = {
         "rows": rows,
         "form": form,
@@ -94,10 +96,10 @@ def create(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def editor(request: HttpRequest, pk: int) -> HttpResponse:
-    draft = selectors.get_draft_for(request.user, pk)
+    draft = selectors.draft_for(user=request.user, pk=pk)
     files = sandbox.list_files(draft.owner_id, draft.key)
     opened = request.GET.get("file") or draft.main_file
-    pending = list(selectors.pending_proposals(draft))
+    pending = list(selectors.pending_proposals_for(draft=draft))
     context = {
         "draft": draft,
         "files": files,
@@ -113,7 +115,7 @@ def editor(request: HttpRequest, pk: int) -> HttpResponse:
     # The chat panel beside the editor continues the draft's chat, rendered as
     # the chat page renders it (the same partials and websocket frames).
     context.update(
-        conversation_context(request.user, selectors.draft_chat_for(request.user, draft))
+        conversation_context(request.user, selectors.draft_chat_for(user=request.user, draft=draft))
     )
     return render(request, "drafts/editor.html", context)
 
@@ -124,9 +126,9 @@ async def chat_send(request: HttpRequest, pk: int) -> HttpResponse:
     """A message from the editor's chat panel: a turn of the draft's chat (the
     first one starts it and links it to the draft), told which file is open."""
     user = await request.auser()
-    draft = await sync_to_async(selectors.get_draft_for)(user, pk)
-    chat = await sync_to_async(selectors.draft_chat_for)(user, draft)
-    note = selectors.open_file_note(draft, request.POST.get("file"))
+    draft = await sync_to_async(selectors.draft_for)(user=user, pk=pk)
+    chat = await sync_to_async(selectors.draft_chat_for)(user=user, draft=draft)
+    note = selectors.open_file_note_for(draft=draft, filename=request.POST.get("file"))
 
     def attach(started) -> None:
         if chat is None:
@@ -138,7 +140,7 @@ async def chat_send(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def add_file(request: HttpRequest, pk: int) -> HttpResponse:
-    draft = selectors.get_draft_for(request.user, pk)
+    draft = selectors.draft_for(user=request.user, pk=pk)
     form = NewFileForm(request.POST)
     if form.is_valid():
         filename = form.cleaned_data["filename"]
@@ -156,7 +158,7 @@ def add_file(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def update(request: HttpRequest, pk: int) -> HttpResponse:
-    draft = selectors.get_draft_for(request.user, pk)
+    draft = selectors.draft_for(user=request.user, pk=pk)
     try:
         services.draft_update(
             draft=draft,
@@ -176,7 +178,7 @@ def update(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def delete(request: HttpRequest, pk: int) -> HttpResponse:
-    draft = selectors.get_draft_for(request.user, pk)
+    draft = selectors.draft_for(user=request.user, pk=pk)
     if request.method == "GET":
         files = sandbox.list_files(draft.owner_id, draft.key)
         return render(request, "drafts/delete.html", {"draft": draft, "files": files})
@@ -192,13 +194,13 @@ def delete(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_GET
 def file_read(request: HttpRequest, pk: int) -> JsonResponse:
-    draft = selectors.get_draft_for(request.user, pk)
+    draft = selectors.draft_for(user=request.user, pk=pk)
     name = request.GET.get("name", "")
     try:
         text = sandbox.read_text(draft.owner_id, draft.key, name)
     except JarvisError as exc:
         return _error(str(exc), 404 if "no file" in str(exc) else 400)
-    pending = selectors.pending_proposals(draft, name)
+    pending = selectors.pending_proposals_for(draft=draft, filename=name)
     return JsonResponse(
         {
             "name": name,
@@ -212,7 +214,7 @@ def file_read(request: HttpRequest, pk: int) -> JsonResponse:
 @login_required
 @require_POST
 def file_save(request: HttpRequest, pk: int) -> JsonResponse:
-    draft = selectors.get_draft_for(request.user, pk)
+    draft = selectors.draft_for(user=request.user, pk=pk)
     try:
         data = _body(request)
         text, expect = data.get("text"), data.get("hash")
@@ -229,9 +231,9 @@ def file_save(request: HttpRequest, pk: int) -> JsonResponse:
 @login_required
 @require_GET
 def history(request: HttpRequest, pk: int) -> JsonResponse:
-    draft = selectors.get_draft_for(request.user, pk)
+    draft = selectors.draft_for(user=request.user, pk=pk)
     name = request.GET.get("name", "")
-    snapshots = selectors.snapshots_of(draft, name)
+    snapshots = selectors.snapshots_for(draft=draft, filename=name)
     return JsonResponse(
         {
             "snapshots": [
@@ -250,16 +252,16 @@ def history(request: HttpRequest, pk: int) -> JsonResponse:
 @login_required
 @require_GET
 def snapshot(request: HttpRequest, pk: int, snapshot_id: int) -> JsonResponse:
-    draft = selectors.get_draft_for(request.user, pk)
-    found = selectors.get_snapshot_for(request.user, draft, snapshot_id)
+    draft = selectors.draft_for(user=request.user, pk=pk)
+    found = selectors.snapshot_for(user=request.user, draft=draft, pk=snapshot_id)
     return JsonResponse({"id": found.pk, "name": found.filename, "text": found.text})
 
 
 @login_required
 @require_POST
 def restore(request: HttpRequest, pk: int, snapshot_id: int) -> JsonResponse:
-    draft = selectors.get_draft_for(request.user, pk)
-    found = selectors.get_snapshot_for(request.user, draft, snapshot_id)
+    draft = selectors.draft_for(user=request.user, pk=pk)
+    found = selectors.snapshot_for(user=request.user, draft=draft, pk=snapshot_id)
     try:
         new_hash = services.snapshot_restore(draft=draft, snapshot=found)
     except JarvisError as exc:
@@ -270,8 +272,8 @@ def restore(request: HttpRequest, pk: int, snapshot_id: int) -> JsonResponse:
 @login_required
 @require_GET
 def proposal(request: HttpRequest, pk: int, proposal_id: int) -> JsonResponse:
-    draft = selectors.get_draft_for(request.user, pk)
-    found = selectors.get_proposal_for(request.user, draft, proposal_id)
+    draft = selectors.draft_for(user=request.user, pk=pk)
+    found = selectors.proposal_for(user=request.user, draft=draft, pk=proposal_id)
     return JsonResponse(
         {
             **_proposal_summary(found),
@@ -287,8 +289,8 @@ def proposal(request: HttpRequest, pk: int, proposal_id: int) -> JsonResponse:
 @login_required
 @require_POST
 def proposal_apply(request: HttpRequest, pk: int, proposal_id: int) -> JsonResponse:
-    draft = selectors.get_draft_for(request.user, pk)
-    found = selectors.get_proposal_for(request.user, draft, proposal_id)
+    draft = selectors.draft_for(user=request.user, pk=pk)
+    found = selectors.proposal_for(user=request.user, draft=draft, pk=proposal_id)
     try:
         accepted = _body(request).get("accepted")
         if not isinstance(accepted, list) or not all(
@@ -308,8 +310,8 @@ def proposal_apply(request: HttpRequest, pk: int, proposal_id: int) -> JsonRespo
 @login_required
 @require_POST
 def proposal_discard(request: HttpRequest, pk: int, proposal_id: int) -> JsonResponse:
-    draft = selectors.get_draft_for(request.user, pk)
-    found = selectors.get_proposal_for(request.user, draft, proposal_id)
+    draft = selectors.draft_for(user=request.user, pk=pk)
+    found = selectors.proposal_for(user=request.user, draft=draft, pk=proposal_id)
     services.proposal_discard(proposal=found)
     found.refresh_from_db()
     return JsonResponse({"status": found.status})
@@ -321,7 +323,7 @@ def proposal_discard(request: HttpRequest, pk: int, proposal_id: int) -> JsonRes
 def preview(request: HttpRequest, pk: int) -> HttpResponse:
     """The saved file rendered as a small HTML page, for the editor's preview
     frame (`sandbox="allow-same-origin"`, never scripts)."""
-    draft = selectors.get_draft_for(request.user, pk)
+    draft = selectors.draft_for(user=request.user, pk=pk)
     name = request.GET.get("name", "")
     try:
         text = sandbox.read_text(draft.owner_id, draft.key, name)
@@ -341,7 +343,7 @@ def preview(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def build(request: HttpRequest, pk: int, kind: str) -> JsonResponse:
     """Queue a build: the answer is a ticket the editor polls (build_status)."""
-    draft = selectors.get_draft_for(request.user, pk)
+    draft = selectors.draft_for(user=request.user, pk=pk)
     try:
         filename = _body(request).get("name", "")
         builds.build_check(draft=draft, filename=filename, kind=kind)
@@ -360,7 +362,7 @@ def build(request: HttpRequest, pk: int, kind: str) -> JsonResponse:
 @login_required
 @require_GET
 def build_status(request: HttpRequest, pk: int, kind: str, ticket: str) -> JsonResponse:
-    draft = selectors.get_draft_for(request.user, pk)
+    draft = selectors.draft_for(user=request.user, pk=pk)
     found = build_queue().ticket_for(ticket, user_id=request.user.pk, draft_id=draft.pk)
     if found is None or found.kind != kind:
         return _error("There is no such build.", status=404)
@@ -393,7 +395,7 @@ def _ticket_answer(draft, ticket) -> dict:
 @require_GET
 @xframe_options_sameorigin
 def pdf(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
-    draft = selectors.get_draft_for(request.user, pk)
+    draft = selectors.draft_for(user=request.user, pk=pk)
     name = request.GET.get("name", "")
     try:
         path = builds.built_pdf(draft=draft, filename=name, kind=kind)

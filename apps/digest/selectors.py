@@ -19,34 +19,34 @@ from apps.library.models import Document
 from apps.library.selectors import visible_to
 
 
-def digests_for(user) -> QuerySet[Digest]:
+def digests_for(*, user) -> QuerySet[Digest]:
     """The person's own digests, newest first (nobody reads anyone else's)."""
     if not user.is_authenticated:
         return Digest.objects.none()
     return Digest.objects.filter(owner=user).order_by("-started_at", "-id")
 
 
-def get_digest_for(user, pk: int) -> Digest:
+def digest_for(*, user, pk: int) -> Digest:
     # 404, not 403: another person's digest does not exist for you.
-    return get_object_or_404(digests_for(user), pk=pk)
+    return get_object_or_404(digests_for(user=user), pk=pk)
 
 
-def settings_for(user) -> DigestSettings | None:
+def digest_settings_for(*, user) -> DigestSettings | None:
     return DigestSettings.objects.filter(user=user).first()
 
 
-def may_run_digest(user) -> bool:
+def may_run_digest(*, user) -> bool:
     return bool(user.is_active and user.has_perm(RUN_PAPER_DIGEST))
 
 
-def digest_usable(user) -> bool:
+def may_use_digest(*, user) -> bool:
     """The instance switch is on and the person has the permission."""
     return bool(
-        user.is_authenticated and instance_settings().digest_enabled and may_run_digest(user)
+        user.is_authenticated and instance_settings().digest_enabled and may_run_digest(user=user)
     )
 
 
-def last_success_at(user) -> datetime | None:
+def last_success_for(*, user) -> datetime | None:
     """When the person's last successful digest started: the catch-up baseline."""
     return (
         Digest.objects.filter(owner=user, status=Digest.Status.OK)
@@ -62,7 +62,7 @@ def digest_users() -> list[User]:
     configured = DigestSettings.objects.filter(enabled=True, user__is_active=True).select_related(
         "user"
     )
-    return [s.user for s in configured if s.has_sources and may_run_digest(s.user)]
+    return [s.user for s in configured if s.has_sources and may_run_digest(user=s.user)]
 
 
 def admins() -> QuerySet[User]:
@@ -74,10 +74,10 @@ def admins() -> QuerySet[User]:
 class PaperView:
     paper: Paper
     document: Document | None  # the library entry the person can open, if any
-    html: str = ""  # the paper's Markdown, rendered (digest_sections)
+    html: str = ""  # the paper's Markdown, rendered (digest_sections_for)
 
 
-def papers_with_library(user, digest: Digest) -> list[PaperView]:
+def papers_for(*, user, digest: Digest) -> list[PaperView]:
     """The digest's papers, each with the library document it matches in what
     `user` can read (by arXiv id, link or DOI), so the page can link to it or
     offer to add it. Two queries whatever the digest's size."""
@@ -110,10 +110,10 @@ class Section:
     papers: list[PaperView]
 
 
-def digest_sections(user, digest: Digest) -> list[Section]:
+def digest_sections_for(*, user, digest: Digest) -> list[Section]:
     """The digest's papers by tier, for the page, each with its Markdown
     rendered through the one Markdown path (apps.core.markdown)."""
-    views = papers_with_library(user, digest)
+    views = papers_for(user=user, digest=digest)
     sections = []
     for tier in ("must", "worth", "skim", "unscored"):
         chosen = [v for v in views if v.paper.tier == tier]

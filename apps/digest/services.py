@@ -34,7 +34,7 @@ from apps.digest.models import Digest, DigestClaim, DigestSettings
 from apps.digest.papers import TIERS, DigestFailed, Paper, deduplicate, drop_known, fetch_all
 from apps.digest.schedule import current_slot, is_overdue
 from apps.digest.scoring import score_papers
-from apps.digest.selectors import digest_users, last_success_at, may_run_digest
+from apps.digest.selectors import digest_users, last_success_for, may_run_digest
 from apps.digest.shelving import NotShelved, shelve_digest, shelve_full_text, shelve_summary
 from apps.instance.models import InstanceSettings, ModelEntry
 from apps.instance.selectors import instance_settings
@@ -70,7 +70,7 @@ def digest_configure(
     """Change a person's digest settings; arguments left None stay as they are.
     Raises ValidationError (a dict by field) for bad values, Refused without
     the permission. The page and `manage.py digest configure` both come here."""
-    if not may_run_digest(user):
+    if not may_run_digest(user=user):
         raise Refused(f"{user.username} does not have the permission to run the paper digest")
     current = DigestSettings.objects.filter(user=user).first() or DigestSettings(user=user)
     errors: dict[str, list] = {}
@@ -211,7 +211,7 @@ def digest_run(
         return RunResult(ran=False, reason="another digest run for this person is in progress")
     try:
         if unless_done_since is not None:
-            last = last_success_at(user)
+            last = last_success_for(user=user)
             if last is not None and last >= unless_done_since:
                 return RunResult(ran=False, reason="this slot's digest is already done")
         # Holding the claim, any digest still "running" belongs to a dead worker.
@@ -479,7 +479,7 @@ def digests_overdue(now: datetime) -> list[tuple[object, datetime]]:
     result = []
     for user in digest_users():
         missed = is_overdue(
-            local, last_success_at(user), switches.digest_weekday, switches.digest_hour
+            local, last_success_for(user=user), switches.digest_weekday, switches.digest_hour
         )
         if missed is not None:
             result.append((user, missed))

@@ -1,6 +1,6 @@
 """The Digests pages: the list, one digest, the settings, and two actions
 (run now, add a paper to the library). Thin: logic lives in services and
-selectors; every digest is looked up through `get_digest_for` (404 for
+selectors; every digest is looked up through `digest_for` (404 for
 anyone else's)."""
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from apps.library.services import Added
 def _situation(user) -> dict:
     """What the pages say about whether the digest can run for this person."""
     switches = instance_settings()
-    conf = selectors.settings_for(user)
+    conf = selectors.digest_settings_for(user=user)
     return {
         "instance_enabled": switches.digest_enabled,
-        "may_run": selectors.may_run_digest(user),
+        "may_run": selectors.may_run_digest(user=user),
         "conf": conf,
         "configured": bool(conf and conf.enabled and conf.has_sources),
         "admins": selectors.admins(),
@@ -44,7 +44,7 @@ def _situation(user) -> dict:
 @login_required
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
-    digests = selectors.digests_for(request.user).select_related("document")[:100]
+    digests = selectors.digests_for(user=request.user).select_related("document")[:100]
     context = {"digests": digests, **_situation(request.user)}
     return render(request, "digest/index.html", context)
 
@@ -52,8 +52,8 @@ def index(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
-    digest = selectors.get_digest_for(request.user, pk)
-    sections = selectors.digest_sections(request.user, digest)
+    digest = selectors.digest_for(user=request.user, pk=pk)
+    sections = selectors.digest_sections_for(user=request.user, digest=digest)
     return render(request, "digest/detail.html", {"digest": digest, "sections": sections})
 
 
@@ -104,7 +104,7 @@ def run_now(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def add_paper(request: HttpRequest, pk: int, number: int) -> HttpResponse:
-    digest = selectors.get_digest_for(request.user, pk)
+    digest = selectors.digest_for(user=request.user, pk=pk)
     back = reverse("digest:detail", args=[digest.pk]) + f"#paper-{number}"
     try:
         outcome = services.digest_paper_add(

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from apps.accounts import permissions
 from apps.core.models import JobRun
 from apps.digest.models import Digest, DigestSettings
-from apps.digest.selectors import settings_for
+from apps.digest.selectors import digest_settings_for
 from apps.instance.selectors import instance_settings
 from tests.digest.conftest import NOW, grant
 
@@ -101,7 +101,7 @@ def test_configure_sets_what_the_page_sets(owner, local_model, digest_on, tmp_pa
         "--context-file", str(context),
         "--folder", "weekly",
     )  # fmt: skip
-    conf = settings_for(user)
+    conf = digest_settings_for(user=user)
     assert conf.enabled
     assert conf.arxiv_categories == [["cs.LG", 50], ["q-bio.GN", 20]]
     assert conf.biorxiv_categories == [["bioinformatics", 100]]

@@ -7,7 +7,7 @@ from django.test import Client
 
 from apps.accounts import permissions
 from apps.digest.models import Digest
-from apps.digest.selectors import settings_for
+from apps.digest.selectors import digest_settings_for
 from apps.library.models import Document
 from tests.digest.conftest import grant
 
@@ -178,7 +178,7 @@ def test_settings_are_saved(client_for, reader, local_model):
         },
     )
     assert response.status_code == 302
-    conf = settings_for(reader)
+    conf = digest_settings_for(user=reader)
     assert conf.arxiv_categories == [["cs.LG", 40], ["cs.CL", 10]]
     assert conf.biorxiv_categories == [] and conf.folder == "weekly"
     form = client_for(reader).get("/digests/settings/").content.decode()
@@ -195,13 +195,13 @@ def test_settings_are_saved(client_for, reader, local_model):
     ],
 )
 def test_settings_validation_errors_are_shown(client_for, reader, data, message):
-    before = settings_for(reader).arxiv_categories
+    before = digest_settings_for(user=reader).arxiv_categories
     response = client_for(reader).post(
         "/digests/settings/", {"enabled": "on", "arxiv": "cs.LG:5", **data}
     )
     assert response.status_code == 400
     assert message in response.content.decode()
-    assert settings_for(reader).arxiv_categories == before
+    assert digest_settings_for(user=reader).arxiv_categories == before
 
 
 def test_a_cloud_model_is_refused_without_the_permission(client_for, reader, cloud_model):
@@ -218,13 +218,15 @@ def test_a_cloud_model_is_refused_without_the_permission(client_for, reader, clo
     response = client_for(allowed).post(
         "/digests/settings/", {"enabled": "on", "arxiv": "cs.LG:5", "model": "cloud:big"}
     )
-    assert response.status_code == 302 and settings_for(allowed).model_label == "cloud:big"
+    assert (
+        response.status_code == 302 and digest_settings_for(user=allowed).model_label == "cloud:big"
+    )
 
 
 def test_settings_need_the_permission(client_for, owner, digest_on):
     response = client_for(owner).post("/digests/settings/", {"arxiv": "cs.LG:5"})
     assert response.status_code == 400
-    assert settings_for(owner) is None
+    assert digest_settings_for(user=owner) is None
     assert 'data-testid="digest-no-permission"' in response.content.decode()
 
 

@@ -8,7 +8,7 @@ from django import template
 from django.urls import reverse
 from django.utils.html import format_html
 
-from apps.digest.selectors import digest_usable
+from apps.digest.selectors import may_use_digest
 
 register = template.Library()
 
@@ -17,7 +17,7 @@ register = template.Library()
 def digest_nav_link(context) -> str:
     request = context.get("request")
     user = getattr(request, "user", None)
-    if user is None or not digest_usable(user):
+    if user is None or not may_use_digest(user=user):
         return ""
     match = getattr(request, "resolver_match", None)
     if match and match.namespace == "digest":

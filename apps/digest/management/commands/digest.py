@@ -27,7 +27,7 @@ from apps.core.jobs import job_run
 from apps.digest import config
 from apps.digest.models import Digest
 from apps.digest.papers import DigestFailed
-from apps.digest.selectors import digest_users, may_run_digest, settings_for
+from apps.digest.selectors import digest_settings_for, digest_users, may_run_digest
 from apps.digest.services import digest_configure, digest_instance_enable, digest_run, summary_json
 from apps.instance.selectors import instance_settings
 
@@ -161,12 +161,12 @@ class Command(BaseCommand):
             return
         if options["user"]:
             user = user_named(options["user"])
-            if not may_run_digest(user):
+            if not may_run_digest(user=user):
                 raise CommandError(
                     f"{user.username} does not have the permission to run the paper digest "
                     "(an admin adds them to a group with “Can run the paper digest”)"
                 )
-            conf = settings_for(user)
+            conf = digest_settings_for(user=user)
             if not force and (conf is None or not conf.enabled):
                 self.stdout.write(
                     f"{user.username}'s digest is switched off or not set up; nothing fetched. "

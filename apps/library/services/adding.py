@@ -4,9 +4,9 @@ Each becomes a Document right away (status `pending`) holding a copy of its
 bytes in the data dir; parsing and embedding run afterwards (in the worker for
 the browser, inline for `kb add`), through `documents.document_ingest`. A
 refusal (a bad file, a URL the SSRF guard refuses, a paper arXiv does not
-have) stores nothing. `document_add` is the one way bytes become a document
-(from other apps too: chat attachments, digest entries, the project
-overview); web pages and papers share its row writer (`_create`).
+have) stores nothing. `document_add` is the one way bytes become a document:
+uploads, web pages and papers here, and other apps' too (chat attachments,
+digest entries, the project overview).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
 
@@ -123,23 +124,31 @@ def document_add(
     meta: DocumentMeta | None = None,
     kind: str = "",
     at: str = "",
+    stored_name: str = "",
+    again: bool = False,
+    fetched_at: datetime | None = None,
 ) -> Added:
     """The library's front door for bytes: keep `data` as a document of the
     owner's `source`, pending (index it with `ingest_queue` in apps.library.tasks,
     or `document_ingest` inline). Jarvis's own copy is stored content-addressed
     and the document hashed here, nowhere else.
 
-    `name` is the file's name: its copy is stored under it and the document's
-    path is `name`, or `name (2)`… if the collection holds that path already.
-    `kind` "" types it by its bytes (an unsupported file or one lying about
-    its extension → `Added.error`). `at`: a fixed path instead, for a note
-    Jarvis rewrites itself (the project overview): the document already there
-    takes the new bytes and keeps its id; the same bytes → `Added.unchanged`.
-    `meta` sets the title (else the name), authors, DOI, URL, arXiv id and site."""
+    `name` is the document's path, or `name (2)`… if the collection holds that
+    path already; its copy is stored under the name's last part, or under
+    `stored_name` when given (what a download of the original is called: a
+    paper's `2401.12345.pdf` beside its path `arXiv 2401.12345`). `kind` ""
+    types it by its bytes (an unsupported file or one lying about its
+    extension → `Added.error`). `at`: a fixed path instead, for a note Jarvis
+    rewrites itself (the project overview): the document already there takes
+    the new bytes and keeps its id; the same bytes → `Added.unchanged`.
+    `again`: `name` is the path even when taken, and the new document sits
+    beside the one there as its later version (a web page fetched again,
+    `fetched_at` then). `meta` sets the title (else the stored name), authors,
+    DOI, URL, arXiv id and site."""
     if source.owner_id != owner.pk:
         raise Refused("only the owner can add to this collection")
     meta = meta or DocumentMeta()
-    filename = safe_filename(PurePosixPath(name).name, fallback="file")
+    filename = safe_filename(stored_name or PurePosixPath(name).name, fallback="file")
     if not kind:
         try:
             kind = kind_for_upload(sniff(data, filename), filename)
@@ -152,11 +161,12 @@ def document_add(
     document = _create(
         digest=digest,
         source=source,
-        path=at or free_path(source, name),
+        path=at or (name if again else free_path(source, name)),
         data=data,
         filename=filename,
         kind=kind,
         meta=replace(meta, title=meta.title or filename),
+        fetched_at=fetched_at,
         into=existing,
     )
     return Added(document=document, name=name)
@@ -177,19 +187,19 @@ def _create(
     filename: str,
     kind: str,
     meta: DocumentMeta,
-    fetched_at=None,
-    into: Document | None = None,
-    digest: str = "",
+    fetched_at: datetime | None,
+    into: Document | None,
+    digest: str,
 ) -> Document:
-    """Store the copy and write the pending document row (`into`: rewrite
-    that one; `digest`: the bytes' content hash when the caller has it)."""
+    """`document_add`'s writer: store the copy and write the pending document
+    row (`into`: rewrite that one)."""
     relative = store(
         area=_area(source, kind), owner_id=source.owner_id, data=data, filename=filename
     )
     document = into or Document(source=source, path=path[:1000])
     document.kind = kind
     document.title = meta.title[:500]
-    document.content_hash = digest or content_hash(data)
+    document.content_hash = digest
     document.size = len(data)
     document.original = relative
     document.status = Document.Status.PENDING
@@ -245,16 +255,19 @@ def web_page_add(*, owner, url: str, refresh: bool = False) -> Added:
     if latest is not None and latest.content_hash == content_hash(page.body):
         return Added(unchanged=latest, name=url)
     host = urlsplit(page.final_url).hostname or "page"
-    document = _create(
+    added = document_add(
+        owner=owner,
         source=uploads_source(owner),
-        path=page.final_url,
+        name=page.final_url,
         data=page.body,
-        filename=f"{host}.html",
-        kind=Document.Kind.WEB,
         meta=DocumentMeta(title=url, url=wanted, site=host),
+        kind=Document.Kind.WEB,
+        stored_name=f"{host}.html",
+        # The page's address is its path: a refresh is the next version beside it.
+        again=True,
         fetched_at=page.fetched_at,
     )
-    return Added(document=document, name=url)
+    return Added(document=added.document, name=url)
 
 
 def normalise_title(title: str) -> str:
@@ -309,13 +322,11 @@ def paper_add(*, owner, text: str, replace: bool = False) -> Added | PaperPlan:
         pdf = arxiv.download_pdf(meta)
     except FetchError as exc:
         raise Refused(f"could not download the PDF: {exc}") from exc
-    source = papers_source(owner)
-    document = _create(
-        source=source,
-        path=free_path(source, f"arXiv {paper_id.id}"),
+    added = document_add(
+        owner=owner,
+        source=papers_source(owner),
+        name=f"arXiv {paper_id.id}",
         data=pdf,
-        filename=f"{paper_id.id.replace('/', '_')}.pdf",
-        kind=Document.Kind.PAPER,
         meta=DocumentMeta(
             title=meta.title,
             authors=", ".join(meta.authors),
@@ -324,8 +335,10 @@ def paper_add(*, owner, text: str, replace: bool = False) -> Added | PaperPlan:
             arxiv_id=paper_id.id,
             site="arxiv.org",
         ),
+        kind=Document.Kind.PAPER,
+        stored_name=f"{paper_id.id.replace('/', '_')}.pdf",
     )
-    return PaperPlan(document=document, meta=meta, replaces=[d.pk for d in duplicates])
+    return PaperPlan(document=added.document, meta=meta, replaces=[d.pk for d in duplicates])
 
 
 def local_file_check(path: Path) -> Path:

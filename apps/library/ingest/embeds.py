@@ -28,8 +28,8 @@ from pathlib import PurePosixPath
 from apps.library.ingest.parsing.chunking import pack_text, without_overlap
 from apps.library.ingest.parsing.markdown import BREADCRUMB_SEPARATOR
 from apps.library.ingest.parsing.types import ChunkDraft, ParsedDocument
-from apps.library.paths import under
 from apps.library.models import Document, DocumentFile, Source
+from apps.library.paths import under
 
 EMBED_ORIGIN = "embed"
 MAX_EMBED_CHARS = 4000

@@ -31,8 +31,8 @@ from apps.library.ingest.parsing.types import (
     ParseRequest,
     UnreadableDocument,
 )
-from apps.library.paths import under
 from apps.library.models import Chunk, Document, DocumentTag, Source
+from apps.library.paths import under
 from apps.library.versions.naming import date_from_filename
 
 logger = logging.getLogger(__name__)

@@ -38,7 +38,6 @@ from apps.core.errors import Refused
 from apps.core.locks import Busy, process_lock
 from apps.library.index import fts, tables
 from apps.library.index.embeddings import BULK, Embedder, get_embedder
-from apps.library.versions import linking
 from apps.library.ingest.embeds import add_embedded_passages
 from apps.library.ingest.isolated import (
     BATCH_BYTES,
@@ -66,8 +65,9 @@ from apps.library.ingest.vision import (
     vision_plan,
 )
 from apps.library.ingest.walk import FileInfo, walk_source
-from apps.library.paths import under
 from apps.library.models import Document, DocumentFile, Source
+from apps.library.paths import under
+from apps.library.versions import linking
 from apps.library.versions.naming import date_from_filename, is_copy_name
 
 logger = logging.getLogger(__name__)

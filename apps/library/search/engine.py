@@ -34,7 +34,6 @@ from django.contrib.auth.models import User
 
 from apps.library.index import tables
 from apps.library.index.embeddings import Embedder, embedder_for_index
-from apps.library.versions import timemode
 from apps.library.search.fusion import documents_first, fuse
 from apps.library.search.legs import keyword_leg, vector_leg
 from apps.library.search.query import Filters, negated_tags, without_tags
@@ -42,6 +41,8 @@ from apps.library.search.records import record_leg
 from apps.library.search.relevance import is_relevant, similarities
 from apps.library.search.rerank import Reranker, configured_reranker
 from apps.library.search.results import Response, duplicate_paths, to_result
+from apps.library.selectors import visible_pools
+from apps.library.versions import timemode
 from apps.library.versions.search import (
     expand_families,
     expand_history,
@@ -51,7 +52,6 @@ from apps.library.versions.search import (
     order_for_mode,
     select_passages,
 )
-from apps.library.selectors import visible_pools
 
 _DEFAULT = object()
 

@@ -32,8 +32,8 @@ from apps.library.ingest.pipeline import (
 from apps.library.ingest.storage import original_path, original_release, read_original
 from apps.library.ingest.sync import refresh_families
 from apps.library.ingest.vision import images_describe, parse_options_for, vision_plan
-from apps.library.paths import under
 from apps.library.models import Document, Source, SourceExclusion
+from apps.library.paths import under
 from apps.library.previews import release_after_commit
 from apps.library.services.meta import DocumentMeta
 

@@ -24,8 +24,8 @@ from apps.instance.models import validate_ocr_languages
 from apps.library.index import tables
 from apps.library.ingest.sync import check_folder, refresh_families
 from apps.library.ingest.walk import WHOLE_SOURCE
-from apps.library.paths import under
 from apps.library.models import Source
+from apps.library.paths import under
 
 
 def clean_dirs(values: list[str] | None, label: str) -> list[str]:

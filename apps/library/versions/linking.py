@@ -1,4 +1,4 @@
-"""Version families and which member is latest.
+"""Ingest time: version families and which member is latest (run by sync).
 
 A family is the set of files that are versions of one document: same folder
 and same name once dates, version markers and copy markers are stripped

@@ -4,7 +4,7 @@ People keep several versions of one document side by side -- ``career_plan_jun20
 and ``career_plan_oct2026``, ``resume_v1`` and ``resume_v2``, ``report draft`` and
 ``report final``, ``handoff (1)``, ``plan_backup``, ``notes - Copy``, ``notes 1``.
 This module reads those names; grouping notes into version families and picking
-the newest is done elsewhere from these facts.
+the newest is done from these facts in `linking`.
 
 Everything here is a pure function of a string: no Django, no database, no files.
 

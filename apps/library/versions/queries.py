@@ -1,6 +1,7 @@
-"""The version rules as database queries: whether a newer version exists, and
-the members of a family. Each takes the documents the asker may see (the
-selectors pass `visible_to(user)`), so the scoping stays in one place."""
+"""The version rules as database queries: a newer version exists, a family's members.
+
+Each takes the documents the asker may see (the selectors pass
+`visible_to(user)`), so the scoping stays in the selectors."""
 
 from __future__ import annotations
 

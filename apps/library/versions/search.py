@@ -1,4 +1,4 @@
-"""Versions in the ranking.
+"""Search time: versions in the ranking.
 
 Which version is current depends on who asks: the newest version of a
 family that *this person* may see (a note moved into its owner's private

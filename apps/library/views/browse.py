@@ -11,7 +11,6 @@ from django.views.decorators.http import require_GET
 from apps.core.errors import JarvisError
 from apps.library.index.embeddings import EmbeddingUnavailable
 from apps.library.search import Filters, query_terms, search
-from apps.library.versions.timemode import MODE_WORDS
 from apps.library.selectors import (
     KIND_GROUPS,
     ListingFilters,
@@ -22,6 +21,7 @@ from apps.library.selectors import (
     record_categories,
     sources_visible_to,
 )
+from apps.library.versions.timemode import MODE_WORDS
 from apps.library.worker_queue import queue_places
 
 PAGE_SIZE = 50

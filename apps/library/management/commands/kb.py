@@ -43,13 +43,13 @@ from apps.library.ingest.sync import SyncReport, source_sync
 from apps.library.models import Document, Source
 from apps.library.schema import schema_keys, schema_values
 from apps.library.search import search
-from apps.library.versions import timemode
 from apps.library.selectors import chunks_visible_to, visible_to
 from apps.library.services import adding
 from apps.library.services.adding import file_add
 from apps.library.services.documents import document_ingest
 from apps.library.services.sources import private_dir_notes, source_register
 from apps.library.stats import library_stats
+from apps.library.versions import timemode
 
 
 class _Operator:

@@ -21,7 +21,7 @@ from apps.library.models import Chunk, Document, Source
 from apps.library.search import search
 from apps.library.selectors import chunks_visible_to, sources_visible_to
 from apps.projects.overview import overview_markdown
-from apps.projects.selectors import ProjectView, projects_for, projects_named, timeline_for
+from apps.projects.selectors import ProjectView, projects_for, projects_named_for, timeline_for
 
 logger = logging.getLogger(__name__)
 
@@ -202,7 +202,7 @@ def _project(user, view: ProjectView, allowed_documents: set[int]) -> dict | Non
 
 
 def projects_list(user, *, status: str = "") -> dict:
-    views = projects_for(user, cloud_only=True, status=status)
+    views = projects_for(user=user, cloud_only=True, status=status)
     allowed = set(
         shareable_documents(user)
         .filter(pk__in=[v.project.document_id for v in views])
@@ -213,7 +213,7 @@ def projects_list(user, *, status: str = "") -> dict:
 
 
 def project_status(user, name: str) -> dict:
-    views = projects_named(user, name, cloud_only=True)
+    views = projects_named_for(user=user, name=name, cloud_only=True)
     if not views:
         raise NotFound(f"no project called {name!r}")
     allowed = set(
@@ -233,7 +233,7 @@ def project_status(user, name: str) -> dict:
                 "path": row.document.path,
                 "is_latest": row.is_latest,
             }
-            for row in timeline_for(user, view.project, cloud_only=True)
+            for row in timeline_for(user=user, project=view.project, cloud_only=True)
         ]
         matches.append(data)
     if not matches:

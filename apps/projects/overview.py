@@ -50,7 +50,7 @@ def _item(view: ProjectView) -> list[str]:
 
 
 def overview_markdown(user, *, cloud_only: bool = False) -> str:
-    views = projects_for(user, cloud_only=cloud_only)
+    views = projects_for(user=user, cloud_only=cloud_only)
     dates = [v.last_updated for v in views if v.last_updated]
     head = ["---", "type: overview"]
     if dates:

@@ -103,8 +103,8 @@ def _chunk_ids(pairs: set[tuple[int, int]]) -> dict[tuple[int, int], int]:
     return {(d, o): c for d, o, c in rows if (d, o) in pairs}
 
 
-def view_of(
-    user, project: Project, reading: ProjectReading, *, cloud_only: bool, chunks=None
+def project_view_for(
+    *, user, project: Project, reading: ProjectReading, cloud_only: bool, chunks=None
 ) -> ProjectView:
     """What `user` may see of one reading of `project`."""
     private_ok = _may_see_private(user, project, cloud_only)
@@ -137,7 +137,7 @@ def view_of(
     return view
 
 
-def projects_for(user, *, cloud_only: bool = False, status: str = "") -> list[ProjectView]:
+def projects_for(*, user, cloud_only: bool = False, status: str = "") -> list[ProjectView]:
     """The projects `user` may see (cloud-allowed ones only with `cloud_only`),
     as they may see them, optionally only those with `status`."""
     projects = list(_projects_of(user, cloud_only))
@@ -148,13 +148,18 @@ def projects_for(user, *, cloud_only: bool = False, status: str = "") -> list[Pr
         if e.get("ordinal") is not None
     }
     chunks = _chunk_ids(pairs)
-    views = [view_of(user, p, p.reading, cloud_only=cloud_only, chunks=chunks) for p in projects]
+    views = [
+        project_view_for(
+            user=user, project=p, reading=p.reading, cloud_only=cloud_only, chunks=chunks
+        )
+        for p in projects
+    ]
     if status:
         views = [v for v in views if v.status == status]
     return views
 
 
-def project_for(user, pk: int) -> Project:
+def project_for(*, user, pk: int) -> Project:
     # 404, not 403: a project whose note you may not read does not exist for you.
     project = _projects_of(user, False).filter(pk=pk).first()
     if project is None:
@@ -162,13 +167,13 @@ def project_for(user, pk: int) -> Project:
     return project
 
 
-def projects_named(user, name: str, *, cloud_only: bool = False) -> list[ProjectView]:
+def projects_named_for(*, user, name: str, cloud_only: bool = False) -> list[ProjectView]:
     """Projects called `name`: an exact name (any case) first, else names or
     note paths that contain it."""
     wanted = " ".join(name.split()).lower()
     if not wanted:
         return []
-    views = projects_for(user, cloud_only=cloud_only)
+    views = projects_for(user=user, cloud_only=cloud_only)
     exact = [v for v in views if v.name.lower() == wanted]
     if exact:
         return exact
@@ -184,7 +189,7 @@ class TimelineRow:
     is_latest: bool
 
 
-def timeline_for(user, project: Project, *, cloud_only: bool = False) -> list[TimelineRow]:
+def timeline_for(*, user, project: Project, cloud_only: bool = False) -> list[TimelineRow]:
     """Every version of the project's note `user` may read, oldest first, with
     the status each one states (a status read from a private section shows
     only to its owner)."""
@@ -204,7 +209,9 @@ def timeline_for(user, project: Project, *, cloud_only: bool = False) -> list[Ti
     rows: list[TimelineRow] = []
     previous = None
     for document in ordered:
-        view = view_of(user, project, readings[document.pk], cloud_only=cloud_only)
+        view = project_view_for(
+            user=user, project=project, reading=readings[document.pk], cloud_only=cloud_only
+        )
         rows.append(
             TimelineRow(
                 document=document,
@@ -218,6 +225,6 @@ def timeline_for(user, project: Project, *, cloud_only: bool = False) -> list[Ti
     return rows
 
 
-def has_local_only_projects(user) -> bool:
+def has_local_only_projects(*, user) -> bool:
     """Does `user` see projects a cloud model may not (to say some were left out)?"""
     return _projects_of(user, False).count() > _projects_of(user, True).count()

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET
 
 from apps.projects.form import STATUSES
 from apps.projects.models import Status
-from apps.projects.selectors import project_for, projects_for, timeline_for, view_of
+from apps.projects.selectors import project_for, project_view_for, projects_for, timeline_for
 
 
 @login_required
@@ -18,7 +18,7 @@ from apps.projects.selectors import project_for, projects_for, timeline_for, vie
 def index(request: HttpRequest) -> HttpResponse:
     status = request.GET.get("status", "")
     status = status if status in STATUSES else ""
-    everything = projects_for(request.user)
+    everything = projects_for(user=request.user)
     shown = [v for v in everything if v.status == status] if status else everything
     filters = [
         (s.value, s.label, sum(1 for v in everything if v.status == s.value)) for s in Status
@@ -30,11 +30,13 @@ def index(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
-    project = project_for(request.user, pk)
+    project = project_for(user=request.user, pk=pk)
     context = {
-        "view": view_of(request.user, project, project.reading, cloud_only=False),
+        "view": project_view_for(
+            user=request.user, project=project, reading=project.reading, cloud_only=False
+        ),
         "reading": project.reading,
         "is_owner": project.source.owner_id == request.user.pk,
-        "timeline": timeline_for(request.user, project),
+        "timeline": timeline_for(user=request.user, project=project),
     }
     return render(request, "projects/detail.html", context)

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from apps.projects.models import ProjectReading
-from apps.projects.selectors import projects_named
+from apps.projects.selectors import projects_named_for
 from tests.fakes.llm import Reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -149,7 +149,7 @@ def test_list_items_the_note_does_not_state_are_dropped_one_by_one(
         }
     )
     refresh()
-    (qubit,) = projects_named(owner, "QubitML")
+    (qubit,) = projects_named_for(user=owner, name="QubitML")
     assert qubit.blockers == ["No internship is asking for quantum ML"]
 
 
@@ -188,5 +188,5 @@ def test_a_cloud_model_never_reads_project_notes(owner, project_vault, cloud_mod
     owner.save()
     refresh()
     assert llm.chat_requests == []
-    (qubit,) = projects_named(owner, "QubitML")
+    (qubit,) = projects_named_for(user=owner, name="QubitML")
     assert qubit.status == "paused" and qubit.evidence["status"].origin == "rules"

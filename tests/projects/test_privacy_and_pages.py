@@ -12,7 +12,7 @@ from apps.library.ingest.sync import source_sync
 from apps.library.models import Document
 from apps.library.search import search
 from apps.projects.overview import OVERVIEW_PATH, overview_markdown
-from apps.projects.selectors import projects_for, projects_named
+from apps.projects.selectors import projects_for, projects_named_for
 
 MARKER = "pelican-9931"
 
@@ -53,34 +53,34 @@ def names(views):
 
 
 def test_the_owner_sees_every_project_and_every_field(owner, private_bits):
-    assert names(projects_for(owner)) == [
+    assert names(projects_for(user=owner)) == [
         "Garden shed rebuild",
         "PixelNet",
         "QubitML",
         "Surprise party",
         "Tax return",
     ]
-    (garden,) = projects_named(owner, "garden shed")
+    (garden,) = projects_named_for(user=owner, name="garden shed")
     assert MARKER in garden.reason and garden.withheld == 0
 
 
 def test_a_household_member_sees_shared_projects_without_private_fields(member, private_bits):
-    assert names(projects_for(member)) == ["Garden shed rebuild", "PixelNet", "QubitML"]
-    (garden,) = projects_named(member, "garden shed")
+    assert names(projects_for(user=member)) == ["Garden shed rebuild", "PixelNet", "QubitML"]
+    (garden,) = projects_named_for(user=member, name="garden shed")
     assert garden.status == "paused" and garden.next_steps == ["Order the timber"]
     assert garden.reason == "" and garden.withheld == 1
-    assert MARKER not in json.dumps([v.as_dict() for v in projects_for(member)])
+    assert MARKER not in json.dumps([v.as_dict() for v in projects_for(user=member)])
 
 
 def test_an_outsider_sees_no_project(outsider, private_bits):
-    assert projects_for(outsider) == []
+    assert projects_for(user=outsider) == []
 
 
 def test_a_cloud_view_lists_only_cloud_allowed_projects_and_no_private_field(owner, private_bits):
-    views = projects_for(owner, cloud_only=True)
+    views = projects_for(user=owner, cloud_only=True)
     assert names(views) == ["Garden shed rebuild", "PixelNet", "QubitML"]
     assert MARKER not in json.dumps([v.as_dict() for v in views])
-    assert projects_named(owner, "Tax return", cloud_only=True) == []
+    assert projects_named_for(user=owner, name="Tax return", cloud_only=True) == []
     assert MARKER not in overview_markdown(owner, cloud_only=True)
     assert "Tax return" not in overview_markdown(owner, cloud_only=True)
 
@@ -118,7 +118,7 @@ def test_the_projects_page_lists_filters_and_opens_a_timeline(client, owner, pri
     assert page.count('data-testid="project-row"') == 5
     paused = client.get("/projects/?status=paused").content.decode()
     assert "QubitML" in paused and "PixelNet" not in paused
-    (qubit,) = projects_named(owner, "QubitML")
+    (qubit,) = projects_named_for(user=owner, name="QubitML")
     detail = client.get(f"/projects/{qubit.project.pk}/").content.decode()
     assert detail.count('data-testid="timeline-row"') == 2
     assert "changed" in detail and "too theoretical" in detail
@@ -127,8 +127,8 @@ def test_the_projects_page_lists_filters_and_opens_a_timeline(client, owner, pri
 def test_the_project_page_is_a_404_for_people_who_may_not_read_the_note(
     client, owner, member, outsider, private_bits
 ):
-    (party,) = projects_named(owner, "Surprise party")
-    (garden,) = projects_named(owner, "Garden shed")
+    (party,) = projects_named_for(user=owner, name="Surprise party")
+    (garden,) = projects_named_for(user=owner, name="Garden shed")
     client.force_login(member)
     assert client.get(f"/projects/{party.project.pk}/").status_code == 404
     page = client.get(f"/projects/{garden.project.pk}/")
@@ -158,7 +158,7 @@ def test_the_collection_page_marks_a_projects_folder(
     source = make_source(owner, vault)
     source_sync(source=source, embedder=embedder)
     refresh()
-    assert projects_for(owner) == []
+    assert projects_for(user=owner) == []
     client.force_login(owner)
     page = client.get("/library/collections/").content.decode()
     assert "Projects folders" in page
@@ -174,4 +174,4 @@ def test_the_collection_page_marks_a_projects_folder(
     source.refresh_from_db()
     assert source.project_dirs == ["work"]
     refresh()
-    assert [(v.name, v.status) for v in projects_for(owner)] == [("Roadmap", "blocked")]
+    assert [(v.name, v.status) for v in projects_for(user=owner)] == [("Roadmap", "blocked")]

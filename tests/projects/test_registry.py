@@ -5,7 +5,7 @@ decided by code, each version read once (again when it changes)."""
 from apps.library.ingest.sync import source_sync
 from apps.library.models import Chunk, Document
 from apps.projects.models import Project, ProjectReading
-from apps.projects.selectors import projects_for, projects_named, timeline_for
+from apps.projects.selectors import projects_for, projects_named_for, timeline_for
 from tests.projects.conftest import QUBIT_OCT
 
 
@@ -19,7 +19,7 @@ def test_notes_in_a_projects_folder_and_type_project_notes_are_projects(
 
 def test_the_newest_version_wins_and_its_date_is_the_notes(owner, project_vault, refresh):
     refresh()
-    (qubit,) = projects_named(owner, "qubitml")
+    (qubit,) = projects_named_for(user=owner, name="qubitml")
     newest = Document.objects.get(path="projects/qubitml_oct2026.md")
     assert qubit.project.document == newest and newest.is_latest
     assert qubit.status == "paused"
@@ -28,7 +28,7 @@ def test_the_newest_version_wins_and_its_date_is_the_notes(owner, project_vault,
 
 def test_every_field_links_to_the_passage_that_states_it(owner, project_vault, refresh):
     refresh()
-    (qubit,) = projects_named(owner, "QubitML")
+    (qubit,) = projects_named_for(user=owner, name="QubitML")
     assert qubit.reason.startswith("The project is too theoretical for my resume goals")
     assert qubit.key_result == "Speed-up over grid search: 1.4x on small problems"
     for field in ("status", "reason", "key_result"):
@@ -42,7 +42,7 @@ def test_every_field_links_to_the_passage_that_states_it(owner, project_vault, r
 
 def test_frontmatter_fields_are_taken_as_they_are(owner, project_vault, refresh):
     refresh()
-    (pixel,) = projects_named(owner, "PixelNet")
+    (pixel,) = projects_named_for(user=owner, name="PixelNet")
     assert pixel.status == "done"
     assert pixel.key_result == "91.3% CIFAR-10 test accuracy"
     assert pixel.evidence["key_result"].origin == "frontmatter"
@@ -51,16 +51,16 @@ def test_frontmatter_fields_are_taken_as_they_are(owner, project_vault, refresh)
 
 def test_nothing_is_filled_in_that_the_note_does_not_state(owner, project_vault, refresh):
     refresh()
-    (pixel,) = projects_named(owner, "PixelNet")
+    (pixel,) = projects_named_for(user=owner, name="PixelNet")
     assert pixel.reason == "" and pixel.next_steps == [] and pixel.blockers == []
-    (qubit,) = projects_named(owner, "QubitML")
+    (qubit,) = projects_named_for(user=owner, name="QubitML")
     assert qubit.next_steps == []  # the August version's next steps are not the record's
 
 
 def test_the_timeline_shows_the_status_change_across_versions(owner, project_vault, refresh):
     refresh()
-    (qubit,) = projects_named(owner, "QubitML")
-    rows = timeline_for(owner, qubit.project)
+    (qubit,) = projects_named_for(user=owner, name="QubitML")
+    rows = timeline_for(user=owner, project=qubit.project)
     assert [(r.status, r.changed, r.is_latest) for r in rows] == [
         ("active", False, False),
         ("paused", True, True),
@@ -79,7 +79,7 @@ def test_an_unchanged_note_is_not_read_again_and_a_changed_one_is(
     source_sync(source=project_vault, embedder=None)
     report = refresh()
     assert report.read == 1
-    (qubit,) = projects_named(owner, "QubitML")
+    (qubit,) = projects_named_for(user=owner, name="QubitML")
     assert qubit.status == "blocked"
     assert (
         ProjectReading.objects.get(document__path="notes/pixelnet.md").read_at
@@ -95,11 +95,11 @@ def test_a_note_that_stops_being_a_project_leaves_the_registry(
     source_sync(source=project_vault, embedder=None)
     report = refresh()
     assert report.removed == 1
-    assert [v.name for v in projects_for(owner)] == ["QubitML"]
+    assert [v.name for v in projects_for(user=owner)] == ["QubitML"]
 
 
 def test_status_filters_pick_from_the_list(owner, project_vault, refresh):
     refresh()
-    assert [v.name for v in projects_for(owner, status="paused")] == ["QubitML"]
-    assert [v.name for v in projects_for(owner, status="done")] == ["PixelNet"]
-    assert projects_for(owner, status="active") == []
+    assert [v.name for v in projects_for(user=owner, status="paused")] == ["QubitML"]
+    assert [v.name for v in projects_for(user=owner, status="done")] == ["PixelNet"]
+    assert projects_for(user=owner, status="active") == []

@@ -16,7 +16,7 @@ from apps.projects.selectors import (
     ProjectView,
     has_local_only_projects,
     projects_for,
-    projects_named,
+    projects_named_for,
 )
 
 LEFT_OUT = "Some projects are in notes kept for local models only and were left out."
@@ -37,7 +37,7 @@ def _when(view: ProjectView) -> str:
 
 
 def _footer(ctx: TurnContext) -> str:
-    if ctx.cloud and has_local_only_projects(ctx.user):
+    if ctx.cloud and has_local_only_projects(user=ctx.user):
         ctx.caveat(LEFT_OUT)
         return LEFT_OUT
     return ""
@@ -47,7 +47,7 @@ def list_projects(ctx: TurnContext, args: dict) -> str:
     status = str(args.get("status") or "").strip().lower()
     if status and status not in STATUSES:
         raise ToolError(f"status must be one of {', '.join(STATUSES)} (or left out for all)")
-    views = projects_for(ctx.user, cloud_only=ctx.cloud, status=status)
+    views = projects_for(user=ctx.user, cloud_only=ctx.cloud, status=status)
     footer = _footer(ctx)
     if not views:
         return wrap([f"No {status + ' ' if status else ''}projects in the registry."], footer)
@@ -63,7 +63,7 @@ def get_project_status(ctx: TurnContext, args: dict) -> str:
     name = str(args.get("name") or "").strip()
     if not name:
         raise ToolError("get_project_status needs the project's name")
-    views = projects_named(ctx.user, name, cloud_only=ctx.cloud)
+    views = projects_named_for(user=ctx.user, name=name, cloud_only=ctx.cloud)
     footer = _footer(ctx)
     if not views:
         return wrap([f"No project called {name!r} in the registry."], footer)
@@ -95,7 +95,7 @@ def records_for_passages(ctx: TurnContext, passages: list[Passage]) -> list[str]
         return []
     return [
         project_record(ctx, v)
-        for v in projects_for(ctx.user, cloud_only=ctx.cloud)
+        for v in projects_for(user=ctx.user, cloud_only=ctx.cloud)
         if (v.document.source_id, v.document.family or v.path) in families
     ]
 

@@ -42,7 +42,9 @@ class Command(SubcommandCommand):
 
     def list(self, options: dict) -> None:
         user = user_named(options["user"], active=True)
-        views = projects_for(user, cloud_only=options["cloud_only"], status=options["status"] or "")
+        views = projects_for(
+            user=user, cloud_only=options["cloud_only"], status=options["status"] or ""
+        )
         if options["json"]:
             self.stdout.write(json.dumps([v.as_dict() for v in views], ensure_ascii=False))
             return

@@ -26,11 +26,11 @@ from apps.llm.selectors import default_model_for, models_for
 @require_http_methods(["GET", "POST"])
 def new_chat(request: HttpRequest) -> HttpResponse:
     profiles = profiles_for(user=request.user).order_by("name")
-    default = default_model_for(request.user)
+    default = default_model_for(user=request.user)
     form = AgentChatForm(
         request.POST or None,
         profiles=profiles,
-        models=models_for(request.user),
+        models=models_for(user=request.user),
         default_label=(default.display_name or default.label) if default else "",
     )
     if request.method == "POST" and form.is_valid():

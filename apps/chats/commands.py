@@ -13,7 +13,7 @@ from __future__ import annotations
 from apps.chats.models import Chat
 from apps.chats.services import chat_mark_private, next_reply_model
 from apps.core.errors import Refused
-from apps.llm.selectors import default_model_for, resolve_model
+from apps.llm.selectors import default_model_for, model_for
 
 ALREADY = "This chat is already private: it stays on local models."
 MADE = "This chat is private now: it stays on local models, for good."
@@ -40,7 +40,9 @@ def new_chat_private_check(*, user, model_label: str) -> None:
     """A new chat asked to start private (`/private` on the new-chat page):
     refused before anything is written when its model would be a cloud one."""
     try:
-        model = resolve_model(user, model_label) if model_label else default_model_for(user)
+        model = (
+            model_for(user=user, label=model_label) if model_label else default_model_for(user=user)
+        )
     except Refused:
         return  # turn_start refuses a model the person may not use, with its reason
     if model is not None and model.is_cloud:

@@ -47,7 +47,7 @@ class AssistantForm(forms.Form):
         )
         super().__init__(*args, **kwargs)
         field = self.fields["default_model"]
-        field.queryset = models_for(user)
+        field.queryset = models_for(user=user)
         field.label_from_instance = lambda model: (
             f"{model.name} · {model.connection.name} ({'cloud' if model.is_cloud else 'local'})"
         )

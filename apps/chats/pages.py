@@ -50,7 +50,7 @@ def conversation_items(user, chat: Chat) -> list[tuple]:
 def regenerate_models(user, chat: Chat) -> list:
     """The models a reply of `chat` may be regenerated with: the person's,
     and only local ones for a private chat."""
-    models = list(models_for(user))
+    models = list(models_for(user=user))
     if chat.private:
         models = [m for m in models if not m.is_cloud]
     return models
@@ -61,7 +61,7 @@ def chat_header_context(user, chat: Chat) -> dict:
     return {
         "chat": chat,
         "user": user,
-        "default_model": default_model_for(user),
+        "default_model": default_model_for(user=user),
         "regenerate_models": regenerate_models(user, chat),
     }
 
@@ -85,8 +85,8 @@ def chat_page_context(user, chat: Chat | None) -> dict:
         "current_chat_id": chat.pk if chat is not None else None,
         "starting_points": starting_points_for(user) if chat is None else [],
         **chat_page_hooks_for(user, chat),
-        "models": list(models_for(user)),
-        "default_model": default_model_for(user),
+        "models": list(models_for(user=user)),
+        "default_model": default_model_for(user=user),
         "chats_kept": instance_settings().chats_kept,
         "chat_usage": chat_usage_for(chat),
         "regenerate_models": regenerate_models(user, chat) if chat is not None else [],

@@ -23,7 +23,7 @@ from apps.instance.models import ModelEntry
 from apps.instance.selectors import instance_settings
 from apps.library.selectors import visible_to
 from apps.library.services import document_remove
-from apps.llm.selectors import default_model_for, resolve_model
+from apps.llm.selectors import default_model_for, model_for
 
 TITLE_CHARS = 80
 INSTRUCTIONS_MAX_CHARS = 4000
@@ -72,7 +72,7 @@ def turn_start(
     if chat is None and model_label:
         # The new-chat page's model picker: a model the person may not use
         # (a forged or stale label) refuses the send before anything is written.
-        resolve_model(user, model_label)
+        model_for(user=user, label=model_label)
     attached, images = mentions_and_blocks(attachments_of(user, attachments or []))
     mentions = [*(mentions or []), *attached]
     with transaction.atomic():
@@ -127,8 +127,8 @@ def next_reply_model(chat: Chat) -> ModelEntry | None:
     """The model the chat's next reply would use (apps.chats.setup.chosen_model)."""
     try:
         if chat.model_label:
-            return resolve_model(chat.owner, chat.model_label)
-        return default_model_for(chat.owner)
+            return model_for(user=chat.owner, label=chat.model_label)
+        return default_model_for(user=chat.owner)
     except Refused:
         return None  # the turn's own setup says why the model cannot be used
 
@@ -348,7 +348,7 @@ def chat_model_set(*, user, chat: Chat, label: str) -> None:
     """Switch the chat's model. A private chat cannot move to a cloud model."""
     label = (label or "").strip()
     if label:
-        entry = resolve_model(user, label)
+        entry = model_for(user=user, label=label)
         if chat.private and entry.is_cloud:
             raise Refused(private_on_cloud(entry))
     chat.model_label = label

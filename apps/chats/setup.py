@@ -19,7 +19,7 @@ from apps.chats.models import Chat, Message
 from apps.core.errors import JarvisError
 from apps.instance.prompts import system_prompt as instance_prompt
 from apps.llm import ProviderConfig, provider_config_for
-from apps.llm.selectors import default_model_for, resolve_model
+from apps.llm.selectors import default_model_for, model_for
 from apps.llm.transcript import images_of, is_local_only
 
 
@@ -58,8 +58,8 @@ LOCAL_IMAGE = (
 
 def chosen_model(user, chat: Chat):
     if chat.model_label:
-        return resolve_model(user, chat.model_label)
-    return default_model_for(user)
+        return model_for(user=user, label=chat.model_label)
+    return default_model_for(user=user)
 
 
 def system_prompt(user, chat: Chat, model=None) -> str:

@@ -67,9 +67,9 @@ class DigestSettingsForm(forms.Form):
             }
         super().__init__(*args, **kwargs)
         self.user = user
-        default = default_model_for(user)
+        default = default_model_for(user=user)
         choices = [("", f"My default model ({default.label})" if default else "My default model")]
-        choices += [(m.label, f"{m.name} ({m.label})") for m in models_for(user)]
+        choices += [(m.label, f"{m.name} ({m.label})") for m in models_for(user=user)]
         saved = (current.model_label if current else "") or ""
         if saved and saved not in {value for value, _ in choices}:
             # Still shown, so the person sees what they had and why it is refused.

@@ -41,7 +41,7 @@ from apps.instance.selectors import instance_settings
 from apps.library.services import PaperPlan, paper_add
 from apps.library.tasks import ingest_queue
 from apps.llm import ProviderConfig, provider_config_for
-from apps.llm.selectors import default_model_for, resolve_model
+from apps.llm.selectors import default_model_for, model_for
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ def digest_model_check(*, user, label: str) -> str:
     if not label:
         return ""
     try:
-        resolve_model(user, label)
+        model_for(user=user, label=label)
     except JarvisError as exc:
         raise ValidationError(str(exc)) from exc
     return label
@@ -245,10 +245,10 @@ def digest_run(
 def scoring_model(user, conf: DigestSettings) -> ModelEntry:
     if conf.model_label:
         try:
-            return resolve_model(user, conf.model_label)
+            return model_for(user=user, label=conf.model_label)
         except JarvisError as exc:
             raise DigestFailed(f"the scoring model {conf.model_label}: {exc}") from exc
-    model = default_model_for(user)
+    model = default_model_for(user=user)
     if model is None:
         raise DigestFailed(
             "no model to score with: choose one in your digest settings "

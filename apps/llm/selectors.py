@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 CLOUD_REFUSED = "you may not use cloud models"
 
 
-def may_use_cloud(user: User) -> bool:
+def may_use_cloud(*, user: User) -> bool:
     # Active superusers pass has_perm; an inactive account passes nothing.
     return user.has_perm(USE_CLOUD_MODELS)
 
@@ -37,29 +37,29 @@ def models_for(user: User) -> QuerySet[ModelEntry]:
         models = models.filter(
             ~Exists(memberships) | Exists(memberships.filter(group__in=user.groups.all()))
         )
-    if not may_use_cloud(user):
+    if not may_use_cloud(user=user):
         # Only an explicit "local" counts: anything else is treated as cloud.
         models = models.filter(connection__location=Connection.Location.LOCAL)
     return models.order_by("connection__name", "model_id")
 
 
 def _usable(user: User, model: ModelEntry) -> bool:
-    return models_for(user).filter(pk=model.pk).exists()
+    return models_for(user=user).filter(pk=model.pk).exists()
 
 
-def default_model_for(user: User) -> ModelEntry | None:
+def default_model_for(*, user: User) -> ModelEntry | None:
     """Their own default while they may still use it, else the instance
     default if they may use that, else None."""
     # One query for both candidates (this runs for every reply): the
     # catalogue a person may use is a handful of rows.
-    usable = {model.pk: model for model in models_for(user)}
+    usable = {model.pk: model for model in models_for(user=user)}
     for model_id in (user.default_model_id, instance_settings().default_model_id):
         if model_id in usable:
             return usable[model_id]
     return None
 
 
-def resolve_model(user: User, label: str) -> ModelEntry:
+def model_for(*, user: User, label: str) -> ModelEntry:
     """The model labelled "<connection name>:<model id>", if `user` may use it;
     Refused with the reason otherwise.
 
@@ -80,7 +80,7 @@ def resolve_model(user: User, label: str) -> ModelEntry:
         .first()
     )
     if entry is not None:
-        if entry.is_cloud and not may_use_cloud(user):
+        if entry.is_cloud and not may_use_cloud(user=user):
             raise Refused(CLOUD_REFUSED)
         if not entry.enabled or not entry.connection.enabled:
             raise Refused(f"the model {label!r} is turned off")
@@ -90,6 +90,6 @@ def resolve_model(user: User, label: str) -> ModelEntry:
     connection = Connection.objects.filter(name=name, enabled=True).first()
     if connection is None or not (user.is_active and user.is_staff):
         raise Refused(f"no model labelled {label!r}")
-    if connection.is_cloud and not may_use_cloud(user):
+    if connection.is_cloud and not may_use_cloud(user=user):
         raise Refused(CLOUD_REFUSED)
     return ModelEntry(connection=connection, model_id=model_id, display_name=model_id)

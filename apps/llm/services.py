@@ -59,7 +59,7 @@ def connection_check(*, connection: Connection) -> CheckResult:
 
 def user_default_model_set(*, user: User, model: ModelEntry | None) -> None:
     """A person's own default; Refused unless they may use it."""
-    if model is not None and not models_for(user).filter(pk=model.pk).exists():
+    if model is not None and not models_for(user=user).filter(pk=model.pk).exists():
         raise Refused(f"the model {model.label!r} is not available to you")
     user.default_model = model
     user.save(update_fields=["default_model"])

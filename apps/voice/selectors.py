@@ -52,7 +52,7 @@ def audio_connections_for(user: User, purpose: str) -> list[Connection]:
     rows: QuerySet[Connection] = Connection.objects.filter(
         enabled=True, kind=Connection.Kind.OPENAI
     ).exclude(**{_FIELDS[purpose]: ""})
-    if not may_use_cloud(user):
+    if not may_use_cloud(user=user):
         # Only an explicit "local" counts: anything else is treated as cloud.
         rows = rows.filter(location=Connection.Location.LOCAL)
     return sorted(rows, key=lambda c: (c.is_cloud, c.name.lower()))

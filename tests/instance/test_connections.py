@@ -19,7 +19,7 @@ from apps.instance.models import Connection, ModelEntry
 from apps.instance.selectors import instance_settings
 from apps.llm import ModelInfo
 from apps.llm import services as llm_services
-from apps.llm.selectors import default_model_for, models_for, resolve_model
+from apps.llm.selectors import default_model_for, model_for, models_for
 from tests.instance.conftest import CLOUD_KEY
 
 
@@ -29,7 +29,7 @@ def grant_cloud(user: User) -> User:
 
 
 def labels(user: User) -> set[str]:
-    return {m.label for m in models_for(user)}
+    return {m.label for m in models_for(user=user)}
 
 
 # --- Keys at rest
@@ -175,7 +175,7 @@ def test_groups_restrict_a_model(owner, member, outsider, local):
     kids = Group.objects.create(name="kids")
     big.groups.add(kids)
     member.groups.add(kids)
-    assert [m.label for m in models_for(member)].count("ollama:big") == 1
+    assert [m.label for m in models_for(user=member)].count("ollama:big") == 1
 
 
 def test_superusers_see_everything(admin, owner, llama, claude):
@@ -204,19 +204,19 @@ def test_an_unknown_location_value_is_treated_as_cloud(owner, llama, local):
 
 
 def test_default_model_for_falls_back(owner, llama, claude, local):
-    assert default_model_for(owner) is None
+    assert default_model_for(user=owner) is None
     services.default_model_set(model=llama)
-    assert default_model_for(owner) == llama
+    assert default_model_for(user=owner) == llama
     qwen = services.model_add(connection=local, model_id="qwen3")
     llm_services.user_default_model_set(user=owner, model=qwen)
-    assert default_model_for(owner) == qwen
+    assert default_model_for(user=owner) == qwen
     # Their own default is switched off: back to the instance default.
     ModelEntry.objects.filter(pk=qwen.pk).update(enabled=False)
-    assert default_model_for(owner) == llama
+    assert default_model_for(user=owner) == llama
     # The instance default is cloud and they may not use it: nothing.
     services.default_model_set(model=claude)
-    assert default_model_for(owner) is None
-    assert default_model_for(grant_cloud(owner)) == claude
+    assert default_model_for(user=owner) is None
+    assert default_model_for(user=grant_cloud(owner)) == claude
 
 
 def test_a_person_cannot_pick_a_default_they_may_not_use(owner, claude):
@@ -228,52 +228,52 @@ def test_a_person_cannot_pick_a_default_they_may_not_use(owner, claude):
 
 
 def test_resolve_a_catalogue_model(owner, llama):
-    assert resolve_model(owner, " ollama:llama3.1:8b ") == llama
+    assert model_for(user=owner, label=" ollama:llama3.1:8b ") == llama
 
 
 def test_resolve_refuses_cloud_without_the_permission(owner, claude):
     with pytest.raises(Refused, match="you may not use cloud models"):
-        resolve_model(owner, claude.label)
-    assert resolve_model(grant_cloud(owner), claude.label) == claude
+        model_for(user=owner, label=claude.label)
+    assert model_for(user=grant_cloud(owner), label=claude.label) == claude
 
 
 @pytest.mark.parametrize("label", ["", "ollama", "ollama:", ":llama3.1:8b", "ollama:nope", "x:y"])
 def test_resolve_refuses_unknown_labels(owner, llama, label):
     with pytest.raises(Refused, match="no model labelled"):
-        resolve_model(owner, label)
+        model_for(user=owner, label=label)
 
 
 def test_resolve_refuses_models_turned_off_or_for_other_groups(owner, local, llama):
     services.model_add(connection=local, model_id="off", enabled=False)
     with pytest.raises(Refused, match="turned off"):
-        resolve_model(owner, "ollama:off")
+        model_for(user=owner, label="ollama:off")
     services.model_add(
         connection=local, model_id="big", groups=[Group.objects.create(name="adults")]
     )
     with pytest.raises(Refused, match="not available to you"):
-        resolve_model(owner, "ollama:big")
+        model_for(user=owner, label="ollama:big")
 
 
 def test_admins_may_name_an_uncatalogued_model_of_an_enabled_connection(admin, owner, local):
-    entry = resolve_model(admin, "ollama:mistral-small:24b")
+    entry = model_for(user=admin, label="ollama:mistral-small:24b")
     assert entry.pk is None and entry.connection == local
     assert entry.model_id == "mistral-small:24b" and entry.label == "ollama:mistral-small:24b"
     assert not entry.supports_tools and not ModelEntry.objects.exists()
     with pytest.raises(Refused, match="no model labelled"):
-        resolve_model(owner, "ollama:mistral-small:24b")
+        model_for(user=owner, label="ollama:mistral-small:24b")
     with pytest.raises(Refused, match="no model labelled"):
-        resolve_model(admin, "nowhere:mistral")
+        model_for(user=admin, label="nowhere:mistral")
     Connection.objects.filter(pk=local.pk).update(enabled=False)
     with pytest.raises(Refused, match="no model labelled"):
-        resolve_model(admin, "ollama:mistral-small:24b")
+        model_for(user=admin, label="ollama:mistral-small:24b")
 
 
 def test_staff_without_the_cloud_permission_cannot_free_text_a_cloud_model(owner, cloud):
     owner.is_staff = True
     owner.save()
     with pytest.raises(Refused, match="you may not use cloud models"):
-        resolve_model(owner, "openrouter:some/model")
-    assert resolve_model(grant_cloud(owner), "openrouter:some/model").pk is None
+        model_for(user=owner, label="openrouter:some/model")
+    assert model_for(user=grant_cloud(owner), label="openrouter:some/model").pk is None
 
 
 # --- Admin pages

@@ -58,10 +58,10 @@ class ModelUnusable(Exception):
 def reading_model_for(user) -> ModelEntry | None:
     """The person's local model for reading notes: their default when it is
     local, else the first local model they may use; None when they have none."""
-    default = default_model_for(user)
+    default = default_model_for(user=user)
     if default is not None and not default.is_cloud:
         return default
-    return next((m for m in models_for(user) if not m.is_cloud), None)
+    return next((m for m in models_for(user=user) if not m.is_cloud), None)
 
 
 def note_prompt(note: Note) -> str:

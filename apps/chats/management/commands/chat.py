@@ -26,7 +26,7 @@ from apps.chats.models import Message
 from apps.chats.runner import reply_resume, reply_start
 from apps.chats.selectors import chats_for
 from apps.core.errors import JarvisError
-from apps.llm.selectors import resolve_model
+from apps.llm.selectors import model_for
 
 
 async def _run(answer_id: int, chat_id: int) -> None:
@@ -85,7 +85,7 @@ class Command(BaseCommand):
             if chat is not None and options["model"]:
                 services.chat_model_set(user=user, chat=chat, label=options["model"])
             if options["model"] and chat is None:
-                resolve_model(user, options["model"])  # refuse before creating a chat
+                model_for(user=user, label=options["model"])  # refuse before creating a chat
             chat, _question, answer = services.turn_start(
                 user=user, chat=chat, text=options["message"], model_label=options["model"] or ""
             )

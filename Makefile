@@ -13,8 +13,9 @@ PORT   ?= 8000
 # lmodern and xcolor (texlive-latex-recommended); texlive-latex-extra is not needed.
 RUNTIME_DEBS := tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu latexmk texlive-latex-base texlive-latex-recommended lmodern pandoc bubblewrap
 # ...and what only the test suite drives for real: Chromium for browser tests,
-# OpenSSH's server (and ssh-keygen) for the agent tests.
-TEST_DEBS := chromium openssh-server openssh-client $(RUNTIME_DEBS)
+# OpenSSH's server (and ssh-keygen) for the agent tests, Redis for the shared
+# channel layer's tests (tests/core/test_redis_layer.py).
+TEST_DEBS := chromium openssh-server openssh-client redis-server $(RUNTIME_DEBS)
 
 .PHONY: run test setup install install-dev run-deps system-deps lint clean
 

@@ -127,3 +127,21 @@ def env_origins(name: str, default: list[str]) -> list[str]:
             raise _bad(name, "origins such as https://jarvis.home.arpa or http://host:8000", item)
         origins.append(origin)
     return origins
+
+
+def env_channel_layers(name: str) -> dict:
+    """CHANNEL_LAYERS from `name`: unset or "memory", the in-memory layer (one
+    web process); redis://host:port/db (rediss://, unix://), a Redis that the
+    web processes and the worker share (channels_redis)."""
+    value = _raw(name) or "memory"
+    if value == "memory":
+        return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    if not value.startswith(("redis://", "rediss://", "unix://")):
+        raise _bad(name, "redis://host:port/db or memory", value)
+    # redis-py 8 reads with a 5 s socket timeout by default, the same 5 s a
+    # consumer's blocking receive waits: under load the server's "nothing yet"
+    # loses that race and the consumer dies. Reads get room to spare.
+    host = {"address": value, "socket_timeout": 15}
+    return {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [host]}}
+    }

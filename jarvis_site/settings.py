@@ -20,6 +20,7 @@ from django.core.exceptions import ImproperlyConfigured  # noqa: E402
 
 from jarvis_site.env import (  # noqa: E402
     env_bool,
+    env_channel_layers,
     env_choice,
     env_int,
     env_list,
@@ -243,7 +244,11 @@ MEDIA_ROOT = UPLOADS_DIR
 
 # --- Realtime: one web process, so the in-memory channel layer is enough.
 # Running several daphne processes would need a shared layer (docs/architecture.md).
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# The channel layer: in memory (one web process) unless JARVIS_CHANNEL_LAYER names a
+# Redis (redis://host:port/db), which every web process and the worker then share:
+# notices written by the worker reach open pages through it, a sign-out closes the
+# session's sockets in every process (docs/deploy.md "More than one web process").
+CHANNEL_LAYERS = env_channel_layers("JARVIS_CHANNEL_LAYER")
 # How often an open websocket re-checks that its session still exists (a user
 # disabled from the CLI loses their sockets within this many seconds).
 WEBSOCKET_SESSION_CHECK_SECONDS = env_int("JARVIS_WS_SESSION_CHECK_SECONDS", 60, minimum=1)

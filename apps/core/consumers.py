@@ -43,15 +43,28 @@ class AuthenticatedConsumer(AsyncJsonWebsocketConsumer):
         if not await self.authorize():
             await self.close(code=CLOSE_NOT_FOUND)  # before accept: another person's object
             return
-        self.groups_joined = [session_group(self.session_key), user_group(user.pk)]
-        for group in self.groups_joined:
-            await self.channel_layer.group_add(group, self.channel_name)
+        self.groups_joined = []
+        for group in (session_group(self.session_key), user_group(user.pk)):
+            await self.join(group)
         await self.accept()
         self.session_watch = asyncio.create_task(self._watch_session())
         await self.on_authenticated()
 
     async def authorize(self) -> bool:
         """Subclasses check the object the socket is about belongs to the user."""
+        return True
+
+    async def join(self, group: str) -> bool:
+        """Join a channel-layer group; False when the layer cannot be reached
+        (a shared Redis that went away). The socket still works for what this
+        process sends it directly (a chat's frames, a terminal), and its
+        periodic session check still closes it when the session ends."""
+        try:
+            await self.channel_layer.group_add(group, self.channel_name)
+        except Exception:  # any layer error: logged, the socket goes on
+            logger.warning("could not join %s: the channel layer is unreachable", group)
+            return False
+        self.groups_joined.append(group)
         return True
 
     async def on_authenticated(self) -> None:
@@ -64,7 +77,8 @@ class AuthenticatedConsumer(AsyncJsonWebsocketConsumer):
             with contextlib.suppress(asyncio.CancelledError):
                 await watch
         for group in getattr(self, "groups_joined", []):
-            await self.channel_layer.group_discard(group, self.channel_name)
+            with contextlib.suppress(Exception):  # a layer gone away has forgotten us anyway
+                await self.channel_layer.group_discard(group, self.channel_name)
 
     async def session_ended(self, event: dict) -> None:
         await self.close(code=CLOSE_SESSION_ENDED)
@@ -108,9 +122,7 @@ class PingConsumer(AuthenticatedConsumer):
         await self.send(
             text_data=render_to_string("core/_live_status.html", {"name": self.user.name})
         )
-        group = notices.notices_group(self.user.pk)
-        await self.channel_layer.group_add(group, self.channel_name)
-        self.groups_joined.append(group)
+        joined = await self.join(notices.notices_group(self.user.pk))
         # Read before the toasts: a notice written in between comes by the layer or the catch-up.
         self.last_notice_id = await notices.newest_id_async(self.user)
         for toast in await notices.toasts_async(self.user):
@@ -120,7 +132,9 @@ class PingConsumer(AuthenticatedConsumer):
         bell = await notices.render_bell_async(self.user, only_if_any=True)
         if bell:
             await self.send(text_data=bell)
-        interval = notices.catch_up_seconds()
+        # Without the layer's group (in memory: the worker's notices cannot
+        # come that way; a shared layer that is down) the socket asks itself.
+        interval = notices.catch_up_seconds(joined=joined)
         if interval is not None:
             self.catch_up = asyncio.create_task(self._catch_up(interval))
 

@@ -86,8 +86,8 @@ def announce(notice: Notice) -> None:
         async_to_sync(get_channel_layer().group_send)(
             notices_group(notice.user_id), {"type": "notice.created", "notice_id": notice.pk}
         )
-    except Exception:  # the row is written: the socket's catch-up shows it
-        logger.exception("could not announce notice %s", notice.pk)
+    except Exception:  # the row is written: a catch-up or the next page load shows it
+        logger.warning("could not announce notice %s: the channel layer is unreachable", notice.pk)
 
 
 def layer_spans_processes() -> bool:
@@ -96,10 +96,11 @@ def layer_spans_processes() -> bool:
     return not backend.endswith("InMemoryChannelLayer")
 
 
-def catch_up_seconds() -> float | None:
+def catch_up_seconds(*, joined: bool = True) -> float | None:
     """How often a socket asks for notices it was not sent; None when the
-    channel layer carries the worker's notices too."""
-    if layer_spans_processes():
+    channel layer carries the worker's notices too (a shared layer whose
+    group the socket `joined`)."""
+    if joined and layer_spans_processes():
         return None
     return settings.NOTICE_CATCH_UP_SECONDS
 

@@ -19,9 +19,8 @@ class DraftConsumer(AuthenticatedConsumer):
         return drafts_for(user=self.user).filter(pk=self.draft_id).exists()
 
     async def on_authenticated(self) -> None:
-        group = draft_group(self.draft_id)
-        await self.channel_layer.group_add(group, self.channel_name)
-        self.groups_joined.append(group)
+        # Best effort: an editor that is not told finds a suggestion when it next loads the file.
+        await self.join(draft_group(self.draft_id))
 
     async def receive_json(self, content, **kwargs) -> None:
         pass  # the editor only listens

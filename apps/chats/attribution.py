@@ -20,7 +20,10 @@ ATTRIBUTED_NOTE = (
     "matched to the passages they repeat."
 )
 
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+# A sentence ends at . ! or ? followed by a space, a line end or the end: a
+# point inside "91.3%", "boiler.md" or "v2.1" is not an end (a citation put
+# there read "91 [3].3%").
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+[.!?]*")
 _WORD = re.compile(r"\w+")
 _COMMON = frozenset(
     """a an and are as at be been but by can could did do does for from had has have how i

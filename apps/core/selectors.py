@@ -27,20 +27,20 @@ class JobStatus:
         return self.last_run is not None and self.last_run.outcome == JobRun.Outcome.RUNNING
 
 
-def job_runs_visible_to(user) -> QuerySet[JobRun]:
+def job_runs_for(*, user) -> QuerySet[JobRun]:
     """Admins see every run; everyone else sees the runs they started."""
     runs = JobRun.objects.select_related("user")
     return runs if user.is_staff else runs.filter(user=user)
 
 
-def work_in_flight(user) -> list[JobRun]:
+def work_in_flight_for(*, user) -> list[JobRun]:
     """What is queued or running, oldest first: a person's own, or everyone's for admins."""
     active = [JobRun.Outcome.RUNNING, JobRun.Outcome.QUEUED]
-    return list(job_runs_visible_to(user).filter(outcome__in=active).order_by("started_at", "pk"))
+    return list(job_runs_for(user=user).filter(outcome__in=active).order_by("started_at", "pk"))
 
 
-def job_statuses(user) -> list[JobStatus]:
-    runs = job_runs_visible_to(user)
+def job_statuses_for(*, user) -> list[JobStatus]:
+    runs = job_runs_for(user=user)
     names = set(runs.values_list("job", flat=True).distinct())
     if user.is_staff:
         names |= set(REGISTRY)

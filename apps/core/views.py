@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from apps.core.heartbeat import stale_components
 from apps.core.jobs import REGISTRY, run_now
 from apps.core.notices import notice_dismiss, notices_seen, render_bell
-from apps.core.selectors import job_runs_visible_to, job_statuses, work_in_flight
+from apps.core.selectors import job_runs_for, job_statuses_for, work_in_flight_for
 
 
 @require_GET
@@ -39,12 +39,12 @@ async def healthz(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def jobs(request: HttpRequest) -> HttpResponse:
-    statuses = job_statuses(request.user)
-    in_flight = work_in_flight(request.user)
+    statuses = job_statuses_for(user=request.user)
+    in_flight = work_in_flight_for(user=request.user)
     context = {
         "statuses": statuses,
         "in_flight": in_flight,
-        "runs": job_runs_visible_to(request.user).exclude(outcome__in=["queued", "running"])[:50],
+        "runs": job_runs_for(user=request.user).exclude(outcome__in=["queued", "running"])[:50],
         "any_running": bool(in_flight) or any(s.running for s in statuses),
     }
     template = "core/jobs.html#live" if request.htmx else "core/jobs.html"

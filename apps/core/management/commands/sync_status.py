@@ -7,7 +7,7 @@ import json
 from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
-from apps.core.selectors import JobStatus, job_statuses
+from apps.core.selectors import JobStatus, job_statuses_for
 
 
 class _Everyone:
@@ -43,7 +43,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **options) -> None:
-        rows = [_as_dict(s) for s in job_statuses(_Everyone())]
+        rows = [_as_dict(s) for s in job_statuses_for(user=_Everyone())]
         if options["json"]:
             self.stdout.write(json.dumps(rows, indent=2))
             return

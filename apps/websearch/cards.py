@@ -37,7 +37,7 @@ def web_hold(ctx: TurnContext, arguments: dict) -> Decision | None:
     if not (ctx.chat.private or ctx.saw_local_only) or not ctx.web_requested:
         return None
     provider = active_provider()
-    if provider is None or not may_search_web(ctx.user) or not offered(ctx):
+    if provider is None or not may_search_web(user=ctx.user) or not offered(ctx):
         return None
     try:
         query = clean_query(arguments.get("query"))

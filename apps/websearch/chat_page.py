@@ -10,7 +10,7 @@ from apps.websearch.selectors import active_provider, may_search_web
 
 def web_toggle_context(user, chat: Chat | None) -> dict | None:
     provider = active_provider()
-    if provider is None or not may_search_web(user):
+    if provider is None or not may_search_web(user=user):
         return None
     private = bool(chat is not None and chat.private)
     return {"provider": provider.name, "cloud": provider.is_cloud, "private": private}

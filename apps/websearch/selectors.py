@@ -18,7 +18,7 @@ def active_provider() -> SearchProvider | None:
     return SearchProvider.objects.filter(enabled=True).order_by("name").first()
 
 
-def may_search_web(user) -> bool:
+def may_search_web(*, user) -> bool:
     if user is None or not getattr(user, "pk", None):
         return False
     fresh = get_user_model().objects.filter(pk=user.pk, is_active=True).first()
@@ -26,7 +26,7 @@ def may_search_web(user) -> bool:
     return fresh is not None and fresh.has_perm(USE_WEB_SEARCH)
 
 
-def web_search_available(user) -> bool:
+def web_search_available(*, user) -> bool:
     """Whether chats offer `user` the web search at all: a provider is
     configured and enabled, and they have the "use web search" permission."""
-    return active_provider() is not None and may_search_web(user)
+    return active_provider() is not None and may_search_web(user=user)

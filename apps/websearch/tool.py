@@ -60,7 +60,7 @@ def clean_query(value) -> str:
 
 
 def offered(ctx: TurnContext) -> bool:
-    if not web_search_available(ctx.user):
+    if not web_search_available(user=ctx.user):
         return False
     # A private chat: only for a message the person ticked Web on.
     return ctx.web_requested if ctx.chat.private else True
@@ -69,7 +69,7 @@ def offered(ctx: TurnContext) -> bool:
 def web_search(ctx: TurnContext, args: dict) -> str:
     query = clean_query(args.get("query"))
     provider = active_provider()
-    if provider is None or not may_search_web(ctx.user):
+    if provider is None or not may_search_web(user=ctx.user):
         raise ToolError(UNAVAILABLE)
     # Private: only the person's Search on the card that showed this query
     # (the loop sets APPROVED while that call runs) lets it leave.

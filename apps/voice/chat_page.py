@@ -26,14 +26,14 @@ if TYPE_CHECKING:
 
 
 def voice_context(user: User, chat: Chat | None) -> dict | None:
-    dictate = bool(audio_connections_for(user, TRANSCRIPTION))
-    speakers = audio_connections_for(user, SPEECH)
+    dictate = bool(audio_connections_for(user=user, purpose=TRANSCRIPTION))
+    speakers = audio_connections_for(user=user, purpose=SPEECH)
     if not dictate and not speakers:
         return None
     dictate_refused = ""
     if dictate:
         try:
-            dictation_route_for(user, chat)
+            dictation_route_for(user=user, chat=chat)
         except Refused as refused:
             dictate_refused = str(refused)
     private = chat is not None and chat.private

@@ -45,7 +45,7 @@ LOCAL_ONLY_SPEECH = (
 )
 
 
-def audio_connections_for(user: User, purpose: str) -> list[Connection]:
+def audio_connections_for(*, user: User, purpose: str) -> list[Connection]:
     """The connections `user` may send audio work of `purpose` to, local first."""
     if not getattr(user, "is_active", False) or not user.is_authenticated:
         return []
@@ -59,12 +59,12 @@ def audio_connections_for(user: User, purpose: str) -> list[Connection]:
 
 
 def audio_connection_for(
-    user: User, purpose: str, *, local_only: bool, why: str = ""
+    *, user: User, purpose: str, local_only: bool, why: str = ""
 ) -> Connection:
     """The endpoint to use, or Refused with the reason: none set up for them,
     or (local_only) none that keeps the audio or text at home (`why` says
     what made it local-only)."""
-    candidates = audio_connections_for(user, purpose)
+    candidates = audio_connections_for(user=user, purpose=purpose)
     if not candidates:
         raise Refused(NO_SERVER[purpose])
     if local_only:
@@ -74,7 +74,7 @@ def audio_connection_for(
     return candidates[0]
 
 
-def reply_for(user: User, pk: int) -> Message:
+def reply_for(*, user: User, pk: int) -> Message:
     """One of the person's own replies (another person's: 404)."""
     return get_object_or_404(
         Message.objects.select_related("chat").filter(
@@ -84,7 +84,7 @@ def reply_for(user: User, pk: int) -> Message:
     )
 
 
-def cites_local_only(reply: Message) -> bool:
+def cites_local_only(*, reply: Message) -> bool:
     """Does the reply cite a passage that may not reach a cloud model, as the
     library says now (a private folder or section, a local-only collection)?
     A cited passage that is gone counts as local-only: fail closed."""
@@ -98,17 +98,21 @@ def cites_local_only(reply: Message) -> bool:
     return any(c.owner_only or c.document.source.cloud != Source.Cloud.ALLOWED for c in chunks)
 
 
-def speech_route_for(user: User, reply: Message) -> Connection:
+def speech_route_for(*, user: User, reply: Message) -> Connection:
     """Where `reply` may be read aloud: only a local server for a private chat
     or a reply citing local-only notes."""
     if reply.chat.private:
-        return audio_connection_for(user, SPEECH, local_only=True, why=PRIVATE_SPEECH)
-    if cites_local_only(reply):
-        return audio_connection_for(user, SPEECH, local_only=True, why=LOCAL_ONLY_SPEECH)
-    return audio_connection_for(user, SPEECH, local_only=False)
+        return audio_connection_for(user=user, purpose=SPEECH, local_only=True, why=PRIVATE_SPEECH)
+    if cites_local_only(reply=reply):
+        return audio_connection_for(
+            user=user, purpose=SPEECH, local_only=True, why=LOCAL_ONLY_SPEECH
+        )
+    return audio_connection_for(user=user, purpose=SPEECH, local_only=False)
 
 
-def dictation_route_for(user: User, chat: Chat | None) -> Connection:
+def dictation_route_for(*, user: User, chat: Chat | None) -> Connection:
     """Where a dictation for `chat` (None: a new chat) may be transcribed."""
     private = chat is not None and chat.private
-    return audio_connection_for(user, TRANSCRIPTION, local_only=private, why=PRIVATE_DICTATION)
+    return audio_connection_for(
+        user=user, purpose=TRANSCRIPTION, local_only=private, why=PRIVATE_DICTATION
+    )

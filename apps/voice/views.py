@@ -53,7 +53,7 @@ async def transcribe(request: HttpRequest) -> HttpResponse:
             content_type=upload.content_type or "",
             declared_seconds=post.get("seconds"),
         )
-        connection = await sync_to_async(dictation_route_for)(user, chat)
+        connection = await sync_to_async(dictation_route_for)(user=user, chat=chat)
         text = await recording_transcribe(connection=connection, recording=recording)
     except (RecordingRefused, VoiceError) as error:
         return _error(str(error), error.status)
@@ -68,14 +68,14 @@ async def transcribe(request: HttpRequest) -> HttpResponse:
 @require_POST
 async def speak(request: HttpRequest, message_id: int) -> HttpResponse:
     user = await request.auser()
-    reply = await sync_to_async(reply_for)(user, message_id)
+    reply = await sync_to_async(reply_for)(user=user, pk=message_id)
     if reply.in_flight:
         return _error("The reply is still being written; read it aloud when it is done.", 409)
     text, cut = speech_text(reply.text, limits.max_speech_chars())
     if not text:
         return _error("This reply has no words to read aloud.", 400)
     try:
-        connection = await sync_to_async(speech_route_for)(user, reply)
+        connection = await sync_to_async(speech_route_for)(user=user, reply=reply)
         audio, content_type = await text_speak(connection=connection, text=text)
     except VoiceError as error:
         return _error(str(error), error.status)

@@ -10,9 +10,9 @@ class ToolboxConfig(AppConfig):
     verbose_name = "Outside tools"
 
     def ready(self) -> None:
-        # chats cannot import the toolbox (it sits above): its tools reach the
-        # chat registry as a source asked afresh for every turn and call.
-        from apps.chats.tools.registry import register_source
-        from apps.toolbox.chat_tools import needs_approval, outside_tools
+        # chats cannot import the toolbox (it sits above), and the tools import
+        # models (not loaded yet when this module is): they reach the chat
+        # registry as a source asked afresh for every turn and call.
+        from apps.toolbox.registrations import register_all
 
-        register_source(outside_tools, asks=needs_approval)
+        register_all()

@@ -9,10 +9,9 @@ class VoiceConfig(AppConfig):
     verbose_name = "Voice"
 
     def ready(self) -> None:
-        # Chats sits below voice and cannot import it: voice adds its parts of
+        # Chats sits below voice and cannot import it, and the hooks import
+        # models (not loaded yet when this module is): voice adds its parts of
         # the chat page (head script, Dictate button) once every app is loaded.
-        from apps.chats.page_hooks import chat_page_hook_register
-        from apps.voice.chat_page import HOOKS
+        from apps.voice.registrations import register_all
 
-        for hook in HOOKS:
-            chat_page_hook_register(hook)
+        register_all()

@@ -82,7 +82,7 @@ def _newest_shareable(sources: list[int], documents: list[Document]) -> dict[int
     (itself when it is the newest, or stands alone), in one query. Latest is
     per person and per app: a newer version in a private folder or a
     local-only collection does not make a document old for the app, as in
-    search (apps.library.search.versions)."""
+    search (apps.library.versions.search)."""
     newest = {d.pk: d for d in documents}
     keys = {
         (d.source_id, d.family) for d in documents if d.family and not d.family.startswith("file:")

@@ -24,6 +24,7 @@ from apps.instance.selectors import instance_settings
 from apps.library.selectors import visible_to
 from apps.library.services import document_remove
 from apps.llm.selectors import default_model_for, model_for
+from apps.llm.services import user_default_model_set
 
 TITLE_CHARS = 80
 INSTRUCTIONS_MAX_CHARS = 4000
@@ -428,9 +429,9 @@ def assistant_preferences_set(
 ) -> None:
     """Save a person's default model, answer style and instructions. A style
     equal to the built-in default stores nothing, so they keep getting
-    improved defaults."""
-    user.default_model = default_model
-    user.save(update_fields=["default_model"])
+    improved defaults. The default model goes through llm's service, the one
+    place that refuses a model the person may not use (not only the form)."""
+    user_default_model_set(user=user, model=default_model)
     set_response_style(user, response_style)
     if instructions is not None:
         personal_instructions_set(user=user, text=instructions)

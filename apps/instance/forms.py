@@ -175,10 +175,7 @@ class InstanceSettingsForm(forms.ModelForm):
 
     def clean(self) -> dict:
         data = super().clean()
-        if data.get("revert_system_prompt"):
-            data["system_prompt"] = ""
-        else:
-            data["system_prompt"] = prompts.stored_value(
-                data.get("system_prompt"), prompts.DEFAULT_SYSTEM_PROMPT
-            )
+        data["system_prompt"] = prompts.system_prompt_to_store(
+            data.get("system_prompt"), revert=bool(data.get("revert_system_prompt"))
+        )
         return data

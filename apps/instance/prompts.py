@@ -85,9 +85,15 @@ def system_prompt(*, compact: bool = False) -> str:
     return instance_settings().system_prompt or default
 
 
+def system_prompt_to_store(text: str | None, *, revert: bool = False) -> str:
+    """What the settings row stores for an admin's `text` ("" means the
+    default): the one rule for the admin form and set_system_prompt."""
+    return "" if revert else stored_value(text, DEFAULT_SYSTEM_PROMPT)
+
+
 def set_system_prompt(text: str) -> None:
     settings = instance_settings()
-    settings.system_prompt = stored_value(text, DEFAULT_SYSTEM_PROMPT)
+    settings.system_prompt = system_prompt_to_store(text)
     settings.save(update_fields=["system_prompt"])
 
 

@@ -51,6 +51,18 @@ def verify(text: str, valid: set[int]) -> tuple[str, list[int], int]:
     return cleaned, used, invalid
 
 
+def without_labels(text: str, labels: list[str]) -> str:
+    """`text` without the lines that repeat a passage's label as Jarvis wrote
+    it (`[6] "Title" · path · date · latest version`): a small model sometimes
+    copies the header of the passage it answers from. The header is Jarvis's
+    own bookkeeping, never part of an answer; the sentences around it stay."""
+    known = {label.strip() for label in labels}
+    if not any(label in text for label in known):
+        return text
+    kept = [line for line in text.split("\n") if line.strip() not in known]
+    return "\n".join(kept).strip("\n")
+
+
 def removed_note(count: int) -> str:
     """The note under a reply whose model cited passages it was never shown."""
     return (

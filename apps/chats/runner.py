@@ -474,6 +474,9 @@ async def _budgeted(generation: Generation, stream):
 
 async def _finish_citations(generation, turn, ctx, conversation, specs, answer_blocks) -> None:
     valid = set(ctx.passages)
+    generation.text = citations.without_labels(
+        generation.text, [p.label() for p in ctx.passages.values()]
+    )
     if ctx.passages:
         final = _text_of(answer_blocks)
         _, used, _ = citations.verify(final, valid)

@@ -177,3 +177,20 @@ def test_a_search_only_model_gets_the_compact_prompt_unless_the_admin_wrote_one(
     llm.queue(Reply(text="On 14 April [1]."))
     run_turn(owner, "When is the boiler service due?")
     assert system_sent().startswith("You are the Smiths' assistant.")
+
+
+def test_a_passage_header_the_model_copies_is_left_out_of_the_answer(
+    owner, notes, local_model, llm
+):
+    # A real small model began an answer with the header Jarvis gave the passage.
+    llm.queue(Reply(text="On 14 April [1]."))
+    run_turn(owner, "When is the boiler service due?")
+    content = llm.chat_requests[0].json["messages"][-1]["content"]
+    sent = content if isinstance(content, str) else json.dumps(content)
+    [header] = [line for line in sent.splitlines() if line.startswith("[1] ")]
+    assert header.startswith('[1] "Boiler" · home/boiler.md')
+
+    llm.queue(Reply(text=f"{header}\nThe service is due on 14 April [1]."))
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert answer.text == "The service is due on 14 April [1]."
+    assert answer.citations[0]["path"] == "home/boiler.md"

@@ -9,25 +9,8 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import Group, Permission
 
-from tests.fakes.llm import FakeOpenAI
 from tests.fakes.searxng import FakeSearch
 from tests.support.fixtures import signed_in  # noqa: F401 (this folder's tests import it from here)
-
-
-@pytest.fixture
-def llm():
-    with FakeOpenAI() as fake:
-        yield fake
-
-
-@pytest.fixture
-def local_model(llm, transactional_db):
-    from apps.instance.services import connection_create, model_add  # needs the test database
-
-    connection = connection_create(
-        name="home", kind="openai", base_url=llm.base_url, location="local"
-    )
-    return model_add(connection=connection, model_id="local-7b", supports_tools=True, default=True)
 
 
 @pytest.fixture

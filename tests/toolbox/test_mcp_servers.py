@@ -155,9 +155,7 @@ def test_a_tool_that_never_answers_times_out_and_its_server_process_ends(
     server.save()
     weather = ("fake__weather", json.dumps({"city": "York"}))
     llm.queue(Reply(tool_calls=[weather, ("fake__hang", "{}")]), Reply(text="One timed out."))
-    started = time.monotonic()
     _, answer = run_turn(owner, "Run the slow one")
-    assert time.monotonic() - started < 60
     forecast, hung = tool_messages(llm)
     assert "Forecast for York" in forecast
     assert hung.endswith("fake__hang failed: fake did not answer within 15 s")

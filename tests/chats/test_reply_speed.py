@@ -5,13 +5,11 @@ endpoint reported its output tokens."""
 
 from __future__ import annotations
 
-import inspect
 import re
 
 import pytest
 from asgiref.sync import async_to_sync
 
-from apps.chats import runner
 from apps.chats.models import Chat, Message
 from apps.chats.speed import speed_line, timed, tokens_per_second
 from apps.chats.usage import chat_usage_line, usage_line
@@ -104,13 +102,6 @@ def test_the_reply_footer_shows_the_speed_and_the_chat_total_does_not(owner):
     assert chat_usage_line(chat.pk) == "900 tokens in · 43 out"
 
 
-RUNNER_TIMES_ITS_STREAM = "timed(" in inspect.getsource(runner)
-
-
-@pytest.mark.skipif(
-    not RUNNER_TIMES_ITS_STREAM,
-    reason="apps/chats/runner.py's _stream does not wrap stream_chat in speed.timed yet",
-)
 @pytest.mark.django_db(transaction=True)
 def test_a_reply_through_the_runner_records_its_speed(owner, local_model, llm):
     llm.queue(Reply(text="y" * 60, first_token_delay=0.4, tokens_per_second=20, usage=(30, 16)))

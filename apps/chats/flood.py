@@ -27,12 +27,16 @@ def flood_check(user) -> None:
     running = replies.filter(status__in=(Message.Status.PENDING, Message.Status.STREAMING)).count()
     if running >= settings.CHAT_MAX_RUNNING_PER_PERSON:
         raise TooMany(
-            f"You already have {running} replies being written. Wait for one to finish "
+            f"You already have {_replies(running)} being written. Wait for one to finish "
             "(or stop one), then send again."
         )
     recent = replies.filter(created_at__gte=timezone.now() - WINDOW).count()
     if recent >= settings.CHAT_MAX_REPLIES_PER_MINUTE:
         raise TooMany(
-            f"That is {recent} replies in the last minute, the most one person may start. "
-            "Wait a moment, then send again."
+            f"You have started {_replies(recent)} in the last minute, the most one person "
+            "may. Wait a moment, then send again."
         )
+
+
+def _replies(count: int) -> str:
+    return f"{count} {'reply' if count == 1 else 'replies'}"

@@ -39,7 +39,7 @@ def replies(user, n: int, *, status=Message.Status.DONE, age=timedelta(0)) -> li
 def test_too_many_replies_being_written_refuses_the_next_send(owner, member, settings):
     settings.CHAT_MAX_RUNNING_PER_PERSON = 3
     replies(owner, 3, status=Message.Status.STREAMING)
-    with pytest.raises(TooMany, match="3 replies being written"):
+    with pytest.raises(TooMany, match="You already have 3 replies being written"):
         services.turn_start(user=owner, chat=None, text="One more?")
     assert not Chat.objects.filter(owner=owner, title__startswith="One more").exists()
     # Someone else in the household is not held up by it.
@@ -57,7 +57,7 @@ def test_replies_waiting_on_the_person_are_not_counted(owner, settings):
 def test_a_minute_of_replies_refuses_then_a_minute_later_allows(owner, settings):
     settings.CHAT_MAX_REPLIES_PER_MINUTE = 2
     [done, _] = replies(owner, 2)
-    with pytest.raises(TooMany, match="2 replies in the last minute"):
+    with pytest.raises(TooMany, match="You have started 2 replies in the last minute"):
         services.turn_start(user=owner, chat=done.chat, text="Again")
     Message.objects.filter(chat__owner=owner).update(
         created_at=timezone.now() - timedelta(minutes=2)
@@ -75,7 +75,7 @@ def test_the_send_endpoint_answers_429_with_the_reason(owner, settings):
         reverse("chats:send", args=[done.chat_id]), {"text": "Flood"}, HTTP_HX_REQUEST="true"
     )
     assert response.status_code == 429
-    assert "replies in the last minute" in response.content.decode()
+    assert "You have started 1 reply in the last minute" in response.content.decode()
     assert not done.chat.messages.filter(text="Flood").exists()
 
 
@@ -89,4 +89,4 @@ def test_regenerate_counts_too(owner, settings):
     )
     assert response.status_code == 429
     assert done.chat.messages.count() == 2
-    assert "replies in the last minute" in response.content.decode()
+    assert "1 reply in the last minute" in response.content.decode()

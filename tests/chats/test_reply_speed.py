@@ -41,10 +41,14 @@ def test_the_first_token_wait_and_the_writing_time_are_measured():
         )
         usage: dict = {}
         assert read(fake, usage) == "x" * 80
-    assert 0.55 <= usage["first_token_s"] < 1.5
-    assert 1.7 <= usage["writing_s"] < 3.0
+    # Lower bounds only: the fake cannot be faster than its schedule, but a
+    # loaded machine may be slower (no wall-clock ceilings in tests).
+    assert usage["first_token_s"] >= 0.55
+    assert usage["writing_s"] >= 1.7
     usage["output_tokens"] = 21  # what the runner adds from the Usage event
-    assert 6 <= tokens_per_second(usage) <= 12
+    # The tokens after the first, over the writing time: never above the fake's 10 a second.
+    assert tokens_per_second(usage) == pytest.approx(20 / usage["writing_s"])
+    assert tokens_per_second(usage) <= 12
 
 
 def test_a_reply_of_several_calls_adds_up_their_writing_but_keeps_the_first_wait():
@@ -57,7 +61,7 @@ def test_a_reply_of_several_calls_adds_up_their_writing_but_keeps_the_first_wait
         one = usage["writing_s"]
         read(fake, usage)
     assert usage["first_token_s"] == first  # the reply's first call's wait
-    assert 0.35 <= one < 1.0 and usage["writing_s"] >= one + 0.35
+    assert one >= 0.35 and usage["writing_s"] >= one + 0.35
 
 
 def test_the_footer_says_tokens_per_second_and_time_to_first_token():

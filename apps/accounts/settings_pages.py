@@ -1,7 +1,7 @@
 """The pages under Settings, shown as one menu on each of them.
 
 Accounts owns /settings/ (profile, password); apps above it add their own
-pages (the assistant's preferences, …) from their AppConfig.ready(), because
+pages (the assistant's preferences, …) from their `registrations` module, because
 accounts sits below them and cannot import them.
 """
 

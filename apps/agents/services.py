@@ -334,7 +334,7 @@ def agent_chat_create(
 
 def agent_chat_from_options(*, user: User, options: dict) -> Chat:
     """`manage.py chat --agent PROFILE --dir DIR --mode MODE`: the agent chat
-    kind's starter (registered with chats.kinds from AppConfig.ready()).
+    kind's starter (registered with chats.kinds by agents' `registrations`).
     Refused, with a message, for anything agent_chat_create refuses."""
     _require_permission(user)
     profile = profile_named_for(user=user, name=options["agent"])

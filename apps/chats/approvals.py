@@ -1,7 +1,7 @@
 """Which tool calls wait for the person, decided by the loop, never the prompt.
 
 A normal chat runs every call. An app above chats (agents) registers a policy
-provider from its AppConfig.ready(): given a chat it returns that chat's
+provider from its `registrations` module: given a chat it returns that chat's
 policy, or None. Before any call of a round runs, the loop asks the policy
 about each: RUN, REFUSE (the model is told why, nothing runs) or ASK. If any
 call is ASK, one approval card lists the round's calls with their arguments,
@@ -115,7 +115,7 @@ def policy_provider_register(provider: Callable[[Chat], Policy | None]) -> None:
 
 
 def hold_register(name: str, check: Callable[..., Decision | None]) -> None:
-    """From an app's AppConfig.ready(): calls of tool `name` are shown to the
+    """From an app's `registrations`: calls of tool `name` are shown to the
     person first when `check(ctx, arguments)` returns a Decision (Verdict.ASK,
     with its `hold`); None lets the call run as decided."""
     HOLDS[name] = check

@@ -1,6 +1,6 @@
 """Chat kinds that apps above chats add (agent chats): how `manage.py chat`
 starts one from its options, and what the system prompt says about such a
-chat. Chats cannot import those apps; they register from their AppConfig.ready()."""
+chat. Chats cannot import those apps; they register from their `registrations`."""
 
 from __future__ import annotations
 

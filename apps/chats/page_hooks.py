@@ -1,7 +1,7 @@
 """What apps above chats add to the chat page.
 
 Chats sits below agents (and anything else that builds on a chat), so it
-cannot import them; they register a hook from their AppConfig.ready() instead
+cannot import them; they register a hook from their `registrations` module instead
 (agents: the "New agent chat" link, the approval-mode badge and switch, the
 terminal panel). A hook names a template per slot of the page and a context
 function; the page includes the slot's templates of every hook whose context

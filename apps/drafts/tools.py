@@ -9,7 +9,7 @@ chat private, like a local-only note would.
 
 from __future__ import annotations
 
-from apps.chats.tools import Tool, ToolError, TurnContext, register, tool_spec
+from apps.chats.tools import Tool, ToolError, TurnContext, tool_spec
 from apps.core.errors import JarvisError
 from apps.drafts import sandbox, selectors, services
 from apps.drafts.models import Draft
@@ -182,8 +182,3 @@ DRAFT_TOOLS = [
         propose_draft_edit,
     ),
 ]
-
-
-def register_all() -> None:
-    for tool in DRAFT_TOOLS:
-        register(tool)

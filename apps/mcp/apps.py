@@ -2,12 +2,8 @@ from django.apps import AppConfig
 
 
 class McpConfig(AppConfig):
+    """Its Settings page (`registrations`) is added by apps.core's ready()."""
+
     name = "apps.mcp"
     label = "mcp"
     verbose_name = "MCP server"
-
-    def ready(self) -> None:
-        # Accounts owns the Settings menu but sits below this app: add our page to it.
-        from apps.accounts.settings_pages import SettingsPage, settings_page_register
-
-        settings_page_register(SettingsPage("Claude, Cursor (MCP)", "mcp:settings", 30))

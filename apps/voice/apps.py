@@ -1,4 +1,5 @@
-"""Voice's app config: it adds its parts of the chat page when the apps are loaded."""
+"""Voice's app config: its parts of the chat page (`registrations`) are added
+by apps.core's ready()."""
 
 from django.apps import AppConfig
 
@@ -7,11 +8,3 @@ class VoiceConfig(AppConfig):
     name = "apps.voice"
     label = "voice"
     verbose_name = "Voice"
-
-    def ready(self) -> None:
-        # Chats sits below voice and cannot import it, and the hooks import
-        # models (not loaded yet when this module is): voice adds its parts of
-        # the chat page (head script, Dictate button) once every app is loaded.
-        from apps.voice.registrations import register_all
-
-        register_all()

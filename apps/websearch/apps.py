@@ -2,12 +2,8 @@ from django.apps import AppConfig
 
 
 class WebsearchConfig(AppConfig):
+    """Its tool, toggle and card (`registrations`) are added by apps.core's ready()."""
+
     name = "apps.websearch"
     label = "websearch"
     verbose_name = "Web search"
-
-    def ready(self) -> None:
-        # Chats cannot import this app; it registers its tool, toggle and card itself.
-        from apps.websearch.registrations import register_all
-
-        register_all()

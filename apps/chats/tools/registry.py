@@ -2,10 +2,11 @@
 
 Why a registry: chats runs the tool loop, but apps above it (drafts, agents)
 bring tools of their own, and chats must not import them. Each app registers
-its tools when it starts (`AppConfig.ready()`); the chats app registers the
-library and conversation tools when this package is imported. A tool is a
-spec (what the model sees) and a function `(ctx, args) -> str` run as the
-asking person.
+its tools from its `registrations` module, which apps.core's ready() imports
+once every app is loaded; the chats app registers the library and
+conversation tools when this package is imported, so they are in before any
+app above can add one. A tool is a spec (what the model sees) and a function
+`(ctx, args) -> str` run as the asking person.
 
 Some tools are not known at import: an admin adds an outside tool, or offers
 it to one group. An app above chats registers a *source* for them
@@ -83,7 +84,7 @@ SOURCES: list[ToolSource] = []
 def register_source(
     tools: Callable[[TurnContext], list[Tool]], *, asks: Callable[[str], bool | None] | None = None
 ) -> None:
-    """Offer per-turn tools from an app above chats (once, from its AppConfig.ready())."""
+    """Offer per-turn tools from an app above chats (once, from its `registrations`)."""
     if not any(source.tools is tools for source in SOURCES):
         SOURCES.append(ToolSource(tools, asks))
 

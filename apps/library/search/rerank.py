@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -116,19 +115,14 @@ class DirectoryReranker(BaseReranker):
 
     def _load(self):
         if self._model is None:
-            # Imported on first use: only a process that reranks loads onnxruntime for it.
-            from fastembed.common.model_description import ModelSource
-            from fastembed.rerank.cross_encoder import TextCrossEncoder
+            # Imported on first use: only a process that reranks loads fastembed
+            # and onnxruntime for it (apps.library.index.onnx_models).
+            from apps.library.index import onnx_models
 
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub
-            key = f"jarvis-rerank/{abs(hash(self.directory)) % 10**12}"
-            known = {m["model"] for m in TextCrossEncoder.list_supported_models()}
-            if key not in known:
-                TextCrossEncoder.add_custom_model(
-                    model=key, sources=ModelSource(hf=key), model_file="model.onnx"
-                )
-            self._model = TextCrossEncoder(
-                model_name=key, specific_model_path=self.directory, threads=self._threads
+            self._model = onnx_models.cross_encoder(
+                key=f"jarvis-rerank/{abs(hash(self.directory)) % 10**12}",
+                directory=self.directory,
+                threads=self._threads,
             )
         return self._model
 

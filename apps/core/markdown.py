@@ -17,10 +17,18 @@ into MathML with latex2mathml, before the sanitiser, so the MathML allowlist
 below is what keeps a formula like `\\href{javascript:…}{x}` inert.
 `source_lines=True` marks each top-level block with `data-line` (its 0-based
 source line) so the editor can keep the preview scrolled with the text.
+
+A caller that knows more about its text than Markdown says (the library's
+Obsidian block ids) passes `anchors` (an empty `<span id>` at a place of the
+text) and `links` (words of the text made a link). They are placed as
+private-use markers, rendered through, turned into tags and then sanitised
+like everything else: an id must be of safe characters (`_safe_id`), an href
+of an allowed scheme or relative.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import nh3
@@ -202,7 +210,7 @@ ALLOWED_TAGS = {
 ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     "a": {"href", "title"},
     "code": {"class"},
-    "span": {"class"},
+    "span": {"class", "id"},
     "td": {"align"},
     "th": {"align"},
     "input": {"type", "checked", "disabled"},
@@ -215,10 +223,54 @@ for _tag in _LINE_TAGS:
 URL_SCHEMES = {"http", "https", "mailto"}
 
 
+_SAFE_ID = re.compile(r"\^[A-Za-z0-9_-]{1,80}")
+
+
 def _only_digit_lines(_tag: str, attribute: str, value: str) -> str | None:
     if attribute == "data-line" and not (value.isascii() and value.isdigit()):
         return None
+    if attribute == "id" and not _SAFE_ID.fullmatch(value):
+        return None
     return value
+
+
+# Where a caller's anchors and links stand while the text is rendered.
+_ANCHOR, _LINK, _MID, _END, _LINK_END = "\ue000", "\ue002", "\ue003", "\ue001", "\ue004"
+_PLACED = re.compile(f"{_ANCHOR}(\\d+){_END}|{_LINK}(\\d+){_MID}|{_LINK_END}")
+_PLACEHOLDER_CHARS = str.maketrans("", "", _ANCHOR + _LINK + _MID + _END + _LINK_END)
+
+
+def _place(text: str, anchors, links) -> str:
+    """`text` with a marker at each anchor and around each link's words
+    (links that overlap another, or cross a line, are left as words)."""
+    text = text.translate(_PLACEHOLDER_CHARS)
+    inserts: list[tuple[int, int, str]] = []  # (offset, order at that offset, marker)
+    for n, (offset, _id) in enumerate(anchors):
+        if 0 <= offset <= len(text):
+            inserts.append((offset, 1, f"{_ANCHOR}{n}{_END}"))
+    taken: list[tuple[int, int]] = []
+    for n, (start, end, _href) in enumerate(links):
+        if not (0 <= start < end <= len(text)) or "\n" in text[start:end]:
+            continue
+        if any(start < t_end and t_start < end for t_start, t_end in taken):
+            continue
+        taken.append((start, end))
+        inserts.append((start, 2, f"{_LINK}{n}{_MID}"))
+        inserts.append((end, 0, _LINK_END))
+    for offset, _order, marker in sorted(inserts, key=lambda i: (i[0], i[1]), reverse=True):
+        text = text[:offset] + marker + text[offset:]
+    return text
+
+
+def _placed_html(html: str, anchors, links) -> str:
+    def tag(match: re.Match) -> str:
+        if match.group(1) is not None:
+            return f'<span id="{escapeHtml(str(anchors[int(match.group(1))][1]))}"></span>'
+        if match.group(2) is not None:
+            return f'<a href="{escapeHtml(str(links[int(match.group(2))][2]))}">'
+        return "</a>"
+
+    return _PLACED.sub(tag, html)
 
 
 def _mark_source_lines(tokens: list[Token]) -> None:
@@ -228,14 +280,28 @@ def _mark_source_lines(tokens: list[Token]) -> None:
             token.attrSet("data-line", str(token.map[0]))
 
 
-def render_markdown(text: str, *, math: bool = False, source_lines: bool = False) -> SafeString:
-    """Untrusted Markdown → sanitised HTML, safe to put in a page."""
+def render_markdown(
+    text: str,
+    *,
+    math: bool = False,
+    source_lines: bool = False,
+    anchors: Sequence[tuple[int, str]] = (),
+    links: Sequence[tuple[int, int, str]] = (),
+) -> SafeString:
+    """Untrusted Markdown → sanitised HTML, safe to put in a page. `anchors`:
+    (offset in text, id) for an empty `<span id>` there; `links`: (start,
+    end, href) for words to link."""
     md = _math_renderer if math else _renderer
     env: EnvType = {}
+    marked = bool(anchors or links)
+    if marked:
+        text = _place(text or "", anchors, links)
     tokens = md.parse(text or "", env)
     if source_lines:
         _mark_source_lines(tokens)
     html = md.renderer.render(tokens, md.options, env)
+    if marked:
+        html = _placed_html(html, anchors, links)
     clean = nh3.clean(
         html,
         tags=ALLOWED_TAGS,

@@ -256,6 +256,10 @@ class Chunk(models.Model):
     # In a section its note marks private: owner-only and local-only whatever
     # the collection's sharing, exactly like a private folder's chunks.
     private = models.BooleanField(default=False)
+    # Obsidian block ids and links to blocks, kept out of `text` (never
+    # indexed or embedded) for the document page and for block embeds:
+    # {"anchors": {id: offset in text}, "links": [[start, end, target, id], …]}.
+    marks = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["document_id", "ordinal"]

@@ -249,3 +249,30 @@ def test_data_line_is_digits_only():
         attribute_filter=markdown._only_digit_lines,
     )
     assert clean == '<p>a</p><p data-line="7">b</p><span>c</span>'
+
+
+def test_a_callers_anchors_and_links_are_placed_and_sanitised():
+    text = "The boiler is serviced in October.\n\n- Pressure at 1.5 bar"
+    html = render_markdown(
+        text,
+        anchors=[(0, "^b15695"), (38, "^press1")],
+        links=[(4, 10, "/library/doc/7/#^b15695")],
+    )
+    assert html.startswith('<p><span id="^b15695"></span>The <a href="/library/doc/7/#^b15695"')
+    assert ">boiler</a> is serviced" in html
+    assert '<li><span id="^press1"></span>Pressure at 1.5 bar</li>' in html
+
+
+def test_a_callers_odd_ids_hrefs_and_offsets_come_to_nothing():
+    text = "Some words here. \ue0000\ue001 forged"
+    html = render_markdown(
+        text,
+        anchors=[(0, '^a"b<script>'), (2, "chunk-1"), (999, "^late")],
+        links=[(0, 4, "javascript:alert(1)"), (5, 400, "/x"), (2, 8, "/overlapping")],
+    )
+    elements = _elements(html)
+    assert not [tag for tag, _ in elements if tag == "script"]
+    assert not [value for _, attrs in elements for name, value in attrs if name == "id"]
+    assert not [v for _, attrs in elements for _, v in attrs if "javascript" in (v or "")]
+    assert "/x" not in html and "late" not in html
+    assert "forged" in html and "\ue000" not in html

@@ -49,6 +49,8 @@ class ChunkDraft(Protocol):
     section_date: date | None
     private: bool
     origin: str
+    anchors: dict[str, int]
+    links: list  # of BlockLink (start, end, target, block)
 
 
 FTS_TABLE = fts.FTS_TABLE
@@ -218,6 +220,16 @@ def chunk_latest_flags(document: Document, section_dates: Sequence[date | None])
     return [document.is_latest and (d is None or d == newest) for d in section_dates]
 
 
+def chunk_marks(draft: ChunkDraft) -> dict:
+    """What Chunk.marks stores of a passage's block anchors and links ({} for most)."""
+    marks: dict = {}
+    if draft.anchors:
+        marks["anchors"] = dict(draft.anchors)
+    if draft.links:
+        marks["links"] = [[k.start, k.end, k.target, k.block] for k in draft.links]
+    return marks
+
+
 def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int:
     """Swap a document's chunks and their index rows. Must run inside a
     transaction; returns how many rows it wrote or deleted."""
@@ -244,6 +256,7 @@ def replace_chunks(document: Document, prepared: Sequence[PreparedChunk]) -> int
             origin=p.draft.origin,
             is_latest=latest,
             private=p.draft.private,
+            marks=chunk_marks(p.draft),
         )
         for ordinal, (p, latest) in enumerate(zip(prepared, flags, strict=True))
     ]

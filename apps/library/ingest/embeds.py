@@ -1,5 +1,7 @@
-"""Obsidian embeds (`![[Note]]`, `![[Note#Heading]]`): the embedded note's
-text becomes a passage of the note that embeds it, as a reader sees it there.
+"""Obsidian embeds (`![[Note]]`, `![[Note#Heading]]`, `![[Note#^blockid]]`):
+the embedded note's text (all of it, one heading's, or the one paragraph or
+list item a block id names) becomes a passage of the note that embeds it, as
+a reader sees it there.
 
 The parser sees one file only, so it lists the embeds
 (`ParsedDocument.embeds`) and the sync resolves them here, after the rest of
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from apps.library.ingest.parsing.blocks import block_text
 from apps.library.ingest.parsing.chunking import pack_text, without_overlap
 from apps.library.ingest.parsing.markdown import BREADCRUMB_SEPARATOR
 from apps.library.ingest.parsing.types import ChunkDraft, ParsedDocument
@@ -36,7 +39,7 @@ MAX_EMBED_CHARS = 4000
 NOTE_SUFFIXES = (".md", ".markdown")
 
 
-def _target_path(source: Source, path: str, target: str, unwritten=()) -> str | None:
+def note_path(source: Source, path: str, target: str, unwritten=()) -> str | None:
     """The collection path `target` names, as Obsidian resolves a link."""
     wanted = target.strip().strip("/")
     if PurePosixPath(wanted).suffix.lower() not in NOTE_SUFFIXES:
@@ -56,19 +59,33 @@ def _target_path(source: Source, path: str, target: str, unwritten=()) -> str | 
     return sorted(candidates, key=lambda p: (str(PurePosixPath(p).parent) != folder, len(p), p))[0]
 
 
-def _passages(pieces: list[tuple[str, str]], heading: str) -> list[str]:
-    """The texts of (section, text) passages, all or those under `heading`."""
+# A passage as embeds read it: (section, text, block anchors).
+Piece = tuple[str, str, dict]
+
+
+def _passages(pieces: list[Piece], heading: str) -> list[str]:
+    """The texts of passages: all, those under `heading`, or (`^id`) the one
+    block that id names."""
+    if heading.startswith("^"):
+        return next(
+            (
+                [block_text(text, anchors[heading[1:]])]
+                for _, text, anchors in pieces
+                if isinstance(anchors.get(heading[1:]), int)
+            ),
+            [],
+        )
     if not heading:
-        return [text for _, text in pieces]
+        return [text for _, text, _ in pieces]
     wanted = " ".join(heading.split()).lower()
     return [
         text
-        for section, text in pieces
+        for section, text, _ in pieces
         if wanted in (part.strip().lower() for part in section.split(BREADCRUMB_SEPARATOR))
     ]
 
 
-def _stored(source: Source, path: str) -> tuple[bool, list[tuple[str, str]]] | None:
+def _stored(source: Source, path: str) -> tuple[bool, list[Piece]] | None:
     """(in a private folder, its passages) of the written note at `path`."""
     document = (
         Document.objects.filter(files__source=source, files__path=path, status="ready")
@@ -78,14 +95,17 @@ def _stored(source: Source, path: str) -> tuple[bool, list[tuple[str, str]]] | N
     if document is None:
         return None
     chunks = document.chunks.filter(annotation="", private=False).exclude(origin=EMBED_ORIGIN)
-    return document.in_private_dir, list(chunks.order_by("ordinal").values_list("section", "text"))
+    rows = chunks.order_by("ordinal").values_list("section", "text", "marks")
+    return document.in_private_dir, [
+        (section, text, (marks or {}).get("anchors") or {}) for section, text, marks in rows
+    ]
 
 
 def _unwritten(source: Source, path: str, parsed: ParsedDocument):
     """The same for a note parsed in this sync but not written yet (it embeds
     notes too, so it waits with the one that embeds it)."""
     pieces = [
-        (c.section, c.text)
+        (c.section, c.text, c.anchors)
         for c in parsed.chunks
         if not c.annotation and not c.private and c.origin != EMBED_ORIGIN
     ]
@@ -99,7 +119,7 @@ def embedded_text(
     `path`, or None when it names nothing this note may show. `waiting`: notes
     of this sync not written yet, by path."""
     target, _, heading = key.partition("#")
-    found = _target_path(source, path, target, waiting or ())
+    found = note_path(source, path, target, waiting or ())
     if found is None or found == path:
         return None
     if waiting and found in waiting:
@@ -122,7 +142,9 @@ def embedded_text(
             break
     if not text.strip():
         return None
-    label = BREADCRUMB_SEPARATOR.join(p for p in (PurePosixPath(found).stem, heading) if p)
+    # A block is labelled by its note alone: the id is no word of any passage.
+    shown_heading = "" if heading.startswith("^") else heading
+    label = BREADCRUMB_SEPARATOR.join(p for p in (PurePosixPath(found).stem, shown_heading) if p)
     return label, text
 
 
@@ -143,6 +165,7 @@ def add_embedded_passages(
         label, text = found
         marker = f"[embedded: {label}]"
         target, _, heading = key.partition("#")
+        heading = "" if heading.startswith("^") else heading
         written = BREADCRUMB_SEPARATOR.join(p.strip() for p in (target, heading) if p.strip())
         at = next(
             (

@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.core.errors import Refused
+from apps.library.blocklinks import passages_html
 from apps.library.downloads import original_response
 from apps.library.ingest.parsing.chunking import without_overlap
 from apps.library.ingest.storage import original_path
@@ -60,6 +61,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
             annotations[chunk.page or 0].append(chunk)
     body = [c for c in chunks if not c.annotation]
     _drop_repeated_overlap(body)
+    passages_html(request.user, document, body)
     versions = family_of(request.user, document)
     timeline = _timeline(document.source.name, versions)
     is_owner = _is_owner(request, document)

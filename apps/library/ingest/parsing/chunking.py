@@ -81,9 +81,15 @@ def without_overlap(previous: str, text: str) -> str:
     overlap pack_text adds), for showing consecutive chunks as one text."""
     if not text.startswith("… ") or not previous:
         return text
-    head, sep, rest = text[2:].partition("\n\n")
-    if sep and head and previous.rstrip().endswith(head.strip()):
-        return rest
+    end, body = previous.rstrip(), text[2:]
+    # The repeated tail may itself cross a paragraph break: try each break
+    # within the overlap's length, shortest head first.
+    at = body.find("\n\n")
+    while 0 <= at <= OVERLAP_CHARS:
+        head = body[:at].strip()
+        if head and end.endswith(head):
+            return body[at + 2 :]
+        at = body.find("\n\n", at + 2)
     return text
 
 

@@ -4,9 +4,11 @@ A note is split on its headings; each section is packed into chunks that carry
 the section's breadcrumb ("Project Statuses › PixelNet"). Obsidian syntax is
 turned into the text a reader would see rather than dropped: `[[Note|alias]]`
 reads "alias", a callout `> [!note] Title` reads "Note — Title" above its
-content, block ids (`^abc123`) go. Code, fenced or inline, is left exactly as
-written: `` `[[x]]` `` is code about links, not a link, and holds no tags. An
-embed of another note (`![[Note]]`, `![[Note#Heading]]`) is listed in
+content, block ids (`^abc123`) leave the words but stay as anchors
+(`ChunkDraft.anchors`, and `ChunkDraft.links` for links to blocks: see
+parsing/blocks.py). Code, fenced or inline, is left exactly as written:
+`` `[[x]]` `` is code about links, not a link, and holds no tags. An embed of
+another note (`![[Note]]`, `![[Note#Heading]]`, `![[Note#^id]]`) is listed in
 `ParsedDocument.embeds` and reads "[embedded: Note › Heading]" where it
 stands; the sync pulls the embedded note's passages in after it (the parser
 sees one file only). An image or other file embed stays a link.
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import PurePosixPath
 
+from apps.library.ingest.parsing import blocks
 from apps.library.ingest.parsing.chunking import pack_text
 from apps.library.ingest.parsing.frontmatter import parse_frontmatter
 from apps.library.ingest.parsing.types import ChunkDraft, ParsedDocument
@@ -79,6 +82,16 @@ def _wikilink_text(match: re.Match) -> str:
     return BREADCRUMB_SEPARATOR.join(parts)
 
 
+def _marked_wikilink(match: re.Match) -> str:
+    """The words of a link, wrapped in link markers when it names a block of another note."""
+    shown = _wikilink_text(match)
+    target, heading = match.group(1), match.group(2) or ""
+    block = heading[1:].strip() if heading.startswith("^") else ""
+    if not shown or not target.strip() or not blocks.is_block_id(block):
+        return shown
+    return blocks.link_marker(target, block, shown)
+
+
 def is_note_target(target: str) -> bool:
     """`![[Plan]]` or `![[Plan.md]]` embeds a note; `![[photo.png]]` a file."""
     suffix = PurePosixPath(target.strip()).suffix.lower()
@@ -87,10 +100,13 @@ def is_note_target(target: str) -> bool:
 
 
 def embed_key(target: str, heading: str | None) -> str:
-    """How an embed is listed in ParsedDocument.embeds: "Note" or "Note#Heading"."""
+    """How an embed is listed in ParsedDocument.embeds: "Note", "Note#Heading"
+    or "Note#^blockid" (a block id of other characters is no block: the note)."""
     target = target.strip()
     heading = (heading or "").strip()
-    return f"{target}#{heading}" if heading and not heading.startswith("^") else target
+    if heading.startswith("^") and not blocks.is_block_id(heading[1:]):
+        return target
+    return f"{target}#{heading}" if heading else target
 
 
 def _embed_text(match: re.Match) -> str:
@@ -151,9 +167,13 @@ def _restore_inline_code(segment: str, spans: list[str]) -> str:
     return _PLACEHOLDER.sub(lambda m: spans[int(m.group(1))], segment)
 
 
-def normalise_obsidian(text: str) -> str:
-    """Obsidian syntax → readable text, leaving fenced and inline code untouched."""
+def normalise_obsidian(text: str, *, marks: bool = False) -> str:
+    """Obsidian syntax → readable text, leaving fenced and inline code untouched.
+    `marks`: block ids and links to blocks become markers (parsing/blocks.py)
+    rather than going, for the parser to take out passage by passage."""
     out: list[str] = []
+    if marks:
+        text = blocks.without_stray_markers(text)
     for is_code, segment in _code_segments(text):
         if is_code:
             out.append(segment)
@@ -161,9 +181,9 @@ def normalise_obsidian(text: str) -> str:
         segment = _COMMENT.sub("", segment)
         segment, spans = _hide_inline_code(segment)
         segment = _EMBED.sub(_embed_text, segment)
-        segment = _WIKILINK.sub(_wikilink_text, segment)
+        segment = _WIKILINK.sub(_marked_wikilink if marks else _wikilink_text, segment)
         segment = _HIGHLIGHT.sub(r"\1", segment)
-        segment = _BLOCK_ID.sub("", segment)
+        segment = blocks.mark_block_ids(segment) if marks else _BLOCK_ID.sub("", segment)
         ends_with_newline = segment.endswith("\n")
         segment = "\n".join(_callouts(segment.split("\n")))
         if ends_with_newline and not segment.endswith("\n"):
@@ -286,7 +306,8 @@ def _sections(body: str, private_sections: set[str] = frozenset()) -> tuple[str,
             sections[-1].lines.append(line)
             continue
         level = len(heading.group(1))
-        text, private = _heading_privacy(heading.group(2).strip(), private_sections)
+        words = blocks.strip_marks(heading.group(2)).strip()
+        text, private = _heading_privacy(words, private_sections)
         if level == 1 and not title and not seen_text and not stack and not private:
             title = text
             continue
@@ -316,12 +337,12 @@ def _content_date(title: str, sections: list[_Section]):
 
 
 def _joined(sections: list[_Section]) -> str:
-    return "\n".join("\n".join(section.lines) for section in sections)
+    return blocks.strip_marks("\n".join("\n".join(section.lines) for section in sections))
 
 
 def parse_markdown(text: str, *, fallback_title: str) -> ParsedDocument:
     front = parse_frontmatter(text)
-    body = normalise_obsidian(front.body)
+    body = normalise_obsidian(front.body, marks=True)
     heading_title, sections = _sections(body, set(front.private_sections))
     title = front.title or heading_title or fallback_title
 
@@ -336,12 +357,17 @@ def parse_markdown(text: str, *, fallback_title: str) -> ParsedDocument:
         # The nearest dated heading above dates the section; only logs use it.
         section_date = next((d for d in reversed(section.dates) if d), None) if is_log else None
         for piece in pack_text(text_body):
+            plain, anchors, links = blocks.unmark(piece)
+            if not plain.strip():
+                continue
             chunks.append(
                 ChunkDraft(
-                    text=piece,
+                    text=plain,
                     section=BREADCRUMB_SEPARATOR.join(section.path),
                     section_date=section_date,
                     private=section.private,
+                    anchors=anchors,
+                    links=links,
                 )
             )
 

@@ -13,6 +13,17 @@ class UnreadableDocument(Exception):
 
 
 @dataclass
+class BlockLink:
+    """`[[Note#^b15695|the words]]` in a passage: where its words stand in the
+    passage's text (apps.library.ingest.parsing.blocks)."""
+
+    start: int
+    end: int
+    target: str  # the note as written ("Note", "folder/Note.md")
+    block: str  # the block id, without its `^`
+
+
+@dataclass
 class ChunkDraft:
     text: str  # what is shown, cited and keyword-indexed
     section: str = ""  # heading breadcrumb, "Projects › PixelNet"
@@ -23,6 +34,11 @@ class ChunkDraft:
     # the note's `private_sections:`): owner-only and local-only, like a private folder.
     private: bool = False
     origin: str = ""  # "" for text the file holds, "ocr" for text recognised in an image
+    # Obsidian block ids this passage holds (id -> offset of its block in
+    # `text`) and its links to blocks elsewhere: anchors for the document
+    # page, never words of the text (apps.library.ingest.parsing.blocks).
+    anchors: dict[str, int] = field(default_factory=dict)
+    links: list[BlockLink] = field(default_factory=list)
 
 
 @dataclass

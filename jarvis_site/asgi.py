@@ -12,7 +12,7 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from apps.chats.live import interrupted_sweep  # noqa: E402
+from apps.chats.owner import interrupted_sweep, orphan_watch  # noqa: E402
 from apps.core import bodies  # noqa: E402
 from apps.core.origins import SameOriginValidator  # noqa: E402
 from apps.core.startup import at_start  # noqa: E402
@@ -37,5 +37,6 @@ router = ProtocolTypeRouter(
 )
 
 # Once, before this process's first request or socket: replies a previous
-# process left half-written are marked interrupted (not on every page render).
-application = at_start(router, [interrupted_sweep])
+# process left half-written are marked interrupted (not on every page render);
+# with several processes sharing a layer, again whenever their lease runs out.
+application = at_start(router, [interrupted_sweep], background=[orphan_watch])

@@ -135,7 +135,8 @@ def env_channel_layers(name: str) -> dict:
     web processes and the worker share (channels_redis)."""
     value = _raw(name) or "memory"
     if value == "memory":
-        return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+        # Channels' in-memory layer, sweeping for expired messages once a second.
+        return {"default": {"BACKEND": "apps.core.layers.InMemoryChannelLayer"}}
     if not value.startswith(("redis://", "rediss://", "unix://")):
         raise _bad(name, "redis://host:port/db or memory", value)
     # redis-py 8 reads with a 5 s socket timeout by default, the same 5 s a

@@ -21,7 +21,7 @@ PASSWORD = "correct horse battery staple"
 
 # The fixtures and helpers more than one folder uses (signed_in, the library's
 # vaults and embedder, the fake model, run_turn, the MCP household).
-pytest_plugins = ["tests.support.fixtures"]
+pytest_plugins = ["tests.support.fixtures", "tests.support.redis_server"]
 
 
 @pytest.fixture

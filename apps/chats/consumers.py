@@ -1,4 +1,9 @@
-"""The chat socket: follows the replies of one chat (it never runs them)."""
+"""The chat socket: follows the replies of one chat (it never runs them).
+
+Frames come through the channel layer (the chat's group, apps.chats.relay)
+from whichever process runs the reply; a reply running in this process is
+rendered whole here when the socket opens or asks, one running in another is
+asked of its owner (apps.chats.owner), which sends it to this socket."""
 
 from __future__ import annotations
 
@@ -8,17 +13,19 @@ import json
 
 from channels.db import database_sync_to_async
 
-from apps.chats import frames
-from apps.chats.live import REGISTRY, RESYNC
+from apps.chats import frames, relay
+from apps.chats.live import REGISTRY, RESYNC, FrameQueue
 from apps.chats.models import Chat, Message
 from apps.chats.pages import chat_header_frame
 from apps.chats.reply import Reply
 from apps.chats.usage import chat_usage_line
-from apps.core.consumers import AuthenticatedConsumer
+from apps.core.consumers import CLOSE_LAYER_AWAY, AuthenticatedConsumer
 from apps.core.ids import parse_id
 
 
 class ChatConsumer(AuthenticatedConsumer):
+    without_database = frozenset({"chat.frame", "chat.resync"})
+
     async def authorize(self) -> bool:
         self.chat_id = int(self.scope["url_route"]["kwargs"]["chat_id"])
         return await database_sync_to_async(
@@ -26,15 +33,32 @@ class ChatConsumer(AuthenticatedConsumer):
         )()
 
     async def on_authenticated(self) -> None:
-        self.queue = REGISTRY.subscribe(self.chat_id)
+        self.queue = FrameQueue()
+        if not await self.join(relay.chat_group(self.chat_id)):
+            # No frame could reach this socket: closed, so the page's socket
+            # reconnects (htmx's ws extension backs off) once the layer is back.
+            await self.close(code=CLOSE_LAYER_AWAY)
+            return
         self.sender = asyncio.create_task(self._send_frames())
-        # Re-attach: a reload or a second tab sees the reply as it is now.
-        await self._send_whole()
+        # Re-attach: a reload or a second tab sees the reply as it is now. In a
+        # task of its own: the frames go on meanwhile, and this handler returns
+        # (the socket's later messages are not held behind the read of the
+        # saved reply).
+        self.whole = asyncio.create_task(self._send_whole())
+
+    async def chat_frame(self, event: dict) -> None:
+        """A frame of one of the chat's replies, from the process running it."""
+        self.queue.put(event["html"])
+
+    async def chat_resync(self, event: dict) -> None:
+        """Frames of this chat were dropped on their way (the layer fell behind)."""
+        self.queue.put(RESYNC)
 
     async def _send_whole(self) -> None:
         """The chat's running replies whole, as they are now; with none
-        running, the latest reply as saved (the page may have been rendered
-        while a reply ran that has finished since; a no-op when it shows it)."""
+        running here, the latest reply as saved (the page may have been rendered
+        while a reply ran that has finished since; a no-op when it shows it),
+        and whichever process runs one is asked to send it whole."""
         running = REGISTRY.running_in(self.chat_id)
         for generation in running:
             await self.send(text_data=frames.render_blocks(generation, composer=True, leaf=True))
@@ -42,6 +66,7 @@ class ChatConsumer(AuthenticatedConsumer):
             html = await database_sync_to_async(self._latest_saved)()
             if html:
                 await self.send(text_data=html)
+            relay.whole_wanted(self.chat_id, self.channel_name)
 
     async def _send_frames(self) -> None:
         while True:
@@ -54,14 +79,11 @@ class ChatConsumer(AuthenticatedConsumer):
             await self.send(text_data=html)
 
     async def disconnect(self, code: int) -> None:
-        queue = getattr(self, "queue", None)
-        if queue is not None:
-            REGISTRY.unsubscribe(self.chat_id, queue)
-        sender = getattr(self, "sender", None)
-        if sender is not None:
-            sender.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sender
+        for task in (getattr(self, "sender", None), getattr(self, "whole", None)):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await super().disconnect(code)
 
     async def receive(self, text_data=None, bytes_data=None) -> None:
@@ -84,6 +106,8 @@ class ChatConsumer(AuthenticatedConsumer):
         generation = REGISTRY.generations.get(message_id)
         if generation is not None and generation.chat_id == self.chat_id:
             return frames.render_blocks(generation, composer=True, leaf=True)
+        # Running elsewhere, perhaps: its owner sends it whole after the saved copy.
+        relay.whole_wanted(self.chat_id, self.channel_name)
         return await database_sync_to_async(self._saved)(message_id)
 
     def _latest_saved(self) -> str:

@@ -1,9 +1,10 @@
 """Replies being written in this web process. Each is a Generation (the Reply
 plus its task and the blocks changed since the last frame) in REGISTRY, keyed
 by message id; closing a tab does not stop it, a reload or a second tab
-re-attaches, and every open socket of the chat gets a frame about 15 times a
-second (`flush`, driven by one TICKER for all replies): the text appended to
-the answer or the reasoning while they stream (apps.chats.streaming), other
+re-attaches, and every open socket of the chat, in this process or another,
+gets a frame about 15 times a second (`flush`, driven by one TICKER for all
+replies, sent through the channel layer: apps.chats.relay): the text appended
+to the answer or the reasoning while they stream (apps.chats.streaming), other
 blocks whole."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 
-from apps.chats import frames
+from apps.chats import frames, relay
 from apps.chats.models import Message
 from apps.chats.reply import Reply
 from apps.chats.streaming import APPEND, WHOLE, TextStream
@@ -81,11 +82,10 @@ class Generation(Reply):
 
 
 class Registry:
-    """The running replies of this process and the sockets following each chat."""
+    """The replies running in this process."""
 
     def __init__(self) -> None:
         self.generations: dict[int, Generation] = {}
-        self.listeners: dict[int, set[asyncio.Queue]] = {}
 
     def start(self, generation: Generation, work: Coroutine) -> Generation:
         """Run `work` (the reply's coroutine) as a task of this event loop."""
@@ -106,29 +106,34 @@ class Registry:
         generation.task.cancel()
         return True
 
-    def subscribe(self, chat_id: int) -> asyncio.Queue:
-        queue: asyncio.Queue = asyncio.Queue(maxsize=LISTENER_FRAMES)
-        self.listeners.setdefault(chat_id, set()).add(queue)
-        return queue
-
-    def unsubscribe(self, chat_id: int, queue: asyncio.Queue) -> None:
-        self.listeners.get(chat_id, set()).discard(queue)
-
     def publish(self, chat_id: int, html: str) -> None:
-        for queue in list(self.listeners.get(chat_id, ())):
-            if queue.full():
-                # A socket this far behind (a phone on a bad line, a stalled
-                # tab) is not owed every frame it missed, and its queue must
-                # not grow without end: what it holds is dropped and it is
-                # sent the chat's replies whole, as they are when it reads on.
-                while not queue.empty():
-                    queue.get_nowait()
-                queue.put_nowait(RESYNC)
-            else:
-                queue.put_nowait(html)
+        """A frame for every socket following the chat, in any process."""
+        relay.publish(chat_id, html)
 
     def finished(self, generation: Generation) -> None:
         self.generations.pop(generation.pk, None)
+
+
+class FrameQueue:
+    """The frames waiting to be written to one socket, bounded: a socket this
+    far behind (a phone on a bad line, a stalled tab) is not owed every frame
+    it missed, and its queue must not grow without end: what it holds is
+    dropped and it is sent the chat's replies whole (RESYNC), as they are
+    when it reads on."""
+
+    def __init__(self, size: int = LISTENER_FRAMES) -> None:
+        self.queue: asyncio.Queue = asyncio.Queue(maxsize=size)
+
+    def put(self, html: str) -> None:
+        if self.queue.full():
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait(RESYNC)
+        else:
+            self.queue.put_nowait(html)
+
+    async def get(self) -> str:
+        return await self.queue.get()
 
 
 REGISTRY = Registry()
@@ -222,29 +227,3 @@ class Ticker:
 
 
 TICKER = Ticker()
-
-
-INTERRUPTED_NOTE = "Interrupted: the server restarted while this reply was being written."
-
-
-def interrupted_sweep() -> int:
-    """Replies left pending or streaming by a previous web process: marked
-    interrupted (their text kept, a note saying why), once, when this
-    process starts serving (jarvis_site.asgi runs it before the first
-    request or socket; apps.core.startup). A reply running here is left
-    alone. Returns how many were marked."""
-    stale = Message.objects.filter(
-        role=Message.Role.ASSISTANT,
-        status__in=[Message.Status.PENDING, Message.Status.STREAMING],
-    )
-    marked = 0
-    for message in stale:
-        if REGISTRY.running(message.pk) is not None:
-            continue
-        message.status = Message.Status.INTERRUPTED
-        message.notes = [*message.notes, INTERRUPTED_NOTE]
-        message.save(update_fields=["status", "notes"])
-        marked += 1
-    if marked:
-        logger.info("%d replies left by the previous web process marked interrupted", marked)
-    return marked

@@ -23,7 +23,7 @@ from dataclasses import fields
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from apps.chats import approvals, citations, frames, refusals, rounds, setup, tools
+from apps.chats import approvals, citations, frames, owner, refusals, rounds, setup, tools
 from apps.chats.attachments import attachment_ids, pending_attachments
 from apps.chats.attribution import ATTRIBUTED_NOTE, attribute
 from apps.chats.compaction import maybe_compact
@@ -115,6 +115,8 @@ async def run(generation: Generation, *, resume: bool = False) -> None:
     frames_task = asyncio.create_task(flusher(generation))
     flush(generation, everything=True)  # every open tab: Send becomes Stop
     try:
+        # Sockets and Stops served by other processes reach this one (apps.chats.owner).
+        await owner.claim(generation.chat_id)
         await _turn(generation, resume=resume)
         if generation.status not in (
             Message.Status.ERROR,
@@ -150,6 +152,7 @@ async def run(generation: Generation, *, resume: bool = False) -> None:
         finally:
             flush(generation, everything=True)
             REGISTRY.finished(generation)
+            await owner.release(generation.chat_id)
 
 
 async def _failed(generation: Generation, reason: str) -> None:

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from apps.chats import approvals, attachments, frames, services
+from apps.chats import approvals, attachments, frames, relay, services
 from apps.chats.commands import chat_make_private, new_chat_private, new_chat_private_check
 from apps.chats.export import chat_markdown, export_filename
 from apps.chats.folders import sidebar_context
@@ -240,10 +240,11 @@ async def stop(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
     exists = await sync_to_async(chat.messages.filter(pk=message_id).exists)()
     if not exists:
         raise Http404
-    if not REGISTRY.cancel(message_id):
-        # Not running here: a reply waiting for approval stops with its calls
-        # denied (or its questions unanswered), and the open tabs are told.
-        await reply_stop_waiting(message_id)
+    if not REGISTRY.cancel(message_id) and not await reply_stop_waiting(message_id):
+        # Not running here and not waiting (a reply waiting for approval stops
+        # with its calls denied, or its questions unanswered, and the open
+        # tabs are told): another web process may be running it.
+        relay.stop_elsewhere(chat.pk, message_id)
     return HttpResponse(status=204)
 
 

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 
+from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
@@ -29,9 +30,25 @@ logger = logging.getLogger(__name__)
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_SESSION_ENDED = 4403
 CLOSE_NOT_FOUND = 4404
+# The channel layer could not be reached: 1013 "try again later", one of the
+# codes after which htmx's ws extension reconnects (with backoff).
+CLOSE_LAYER_AWAY = 1013
 
 
 class AuthenticatedConsumer(AsyncJsonWebsocketConsumer):
+    # Channel-layer message types whose handlers touch no database. Channels
+    # runs close_old_connections() on Django's one shared sync thread before
+    # every message a consumer handles; for a chat's frames (about 15 a
+    # second per reply, apps.chats.relay) that hop queued them behind every
+    # request's database work, for seconds at a hundred replies.
+    without_database: frozenset[str] = frozenset()
+
+    async def dispatch(self, message: dict) -> None:
+        if message.get("type") in self.without_database:
+            await getattr(self, get_handler_name(message))(message)
+            return
+        await super().dispatch(message)
+
     async def connect(self) -> None:
         user = self.scope.get("user")
         session = self.scope.get("session")

@@ -31,6 +31,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from apps.core.ids import parse_ids
+from apps.core.layers import layer_spans_processes
 from apps.core.models import Notice
 
 logger = logging.getLogger(__name__)
@@ -88,12 +89,6 @@ def announce(notice: Notice) -> None:
         )
     except Exception:  # the row is written: a catch-up or the next page load shows it
         logger.warning("could not announce notice %s: the channel layer is unreachable", notice.pk)
-
-
-def layer_spans_processes() -> bool:
-    """False for the in-memory layer: the worker's group_send reaches no web socket."""
-    backend = settings.CHANNEL_LAYERS["default"]["BACKEND"]
-    return not backend.endswith("InMemoryChannelLayer")
 
 
 def catch_up_seconds(*, joined: bool = True) -> float | None:

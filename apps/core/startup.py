@@ -19,9 +19,11 @@ from asgiref.sync import sync_to_async
 logger = logging.getLogger(__name__)
 
 
-def at_start(app, jobs: list[Callable[[], object]]):
-    """`app`, running each of `jobs` (sync callables) once before its first event."""
-    state: dict = {"done": False, "lock": None}
+def at_start(app, jobs: list[Callable[[], object]], background: list[Callable] = ()):
+    """`app`, running each of `jobs` (sync callables) once before its first
+    event, and starting each of `background` (coroutine functions that run
+    for the life of the process) as a task of its event loop then."""
+    state: dict = {"done": False, "lock": None, "tasks": []}
 
     async def run_jobs() -> None:
         for job in jobs:
@@ -37,6 +39,9 @@ def at_start(app, jobs: list[Callable[[], object]]):
             async with state["lock"]:
                 if not state["done"]:
                     await run_jobs()
+                    loop = asyncio.get_running_loop()
+                    # Held here: the loop keeps only weak references to tasks.
+                    state["tasks"] = [loop.create_task(work()) for work in background]
                     state["done"] = True
         await app(scope, receive, send)
 

@@ -8,8 +8,9 @@ import asyncio
 import httpx
 import pytest
 
-from apps.chats.live import INTERRUPTED_NOTE, REGISTRY, interrupted_sweep
+from apps.chats.live import REGISTRY
 from apps.chats.models import Chat, Message
+from apps.chats.owner import INTERRUPTED_NOTE, interrupted_sweep
 from apps.core.startup import at_start
 from tests.support.processes import daphne_server, wait_until
 

@@ -107,7 +107,7 @@ def test_a_reply_left_running_by_a_restart_shows_as_interrupted(owner, chat):
     Message.objects.filter(pk=stale.pk).update(status="streaming", text="half an ans")
     # What a web process runs once when it starts serving (tests/chats/test_interrupted.py
     # shows a real daphne doing it); the page then says what happened.
-    from apps.chats.live import interrupted_sweep
+    from apps.chats.owner import interrupted_sweep
 
     assert interrupted_sweep() == 1
     html = signed_in(owner).get(f"/chat/{chat.pk}/").content.decode()

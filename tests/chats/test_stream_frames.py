@@ -1,6 +1,8 @@
 """Frames while a reply streams: the text appended since the last frame, the
 closed blocks rendered once, the whole block when a block closes or the text
-is rewritten, and the final frame whole (apps/chats/streaming.py)."""
+is rewritten, and the final frame whole (apps/chats/streaming.py). What
+`flush` hands to the channel layer's path (apps.chats.relay.publish) is
+collected here; the path itself is tested in test_relay.py."""
 
 from __future__ import annotations
 
@@ -8,24 +10,23 @@ import re
 
 import pytest
 
-from apps.chats.live import LISTENER_FRAMES, REGISTRY, RESYNC, Generation, flush
+from apps.chats import relay
+from apps.chats.live import LISTENER_FRAMES, RESYNC, FrameQueue, Generation, flush
 from apps.chats.models import Message
 
 CHAT = 424242
 
 
 @pytest.fixture
-def frames():
-    queue = REGISTRY.subscribe(CHAT)
+def frames(monkeypatch):
     sent: list[str] = []
 
-    def drain() -> list[str]:
-        while not queue.empty():
-            sent.append(queue.get_nowait())
-        return sent
+    def published(chat_id: int, html: str) -> None:
+        assert chat_id == CHAT
+        sent.append(html)
 
-    yield drain
-    REGISTRY.unsubscribe(CHAT, queue)
+    monkeypatch.setattr(relay, "publish", published)
+    return lambda: sent
 
 
 def writing(generation: Generation, text: str) -> None:
@@ -105,17 +106,13 @@ def test_the_reasoning_streams_as_appended_text_too(reply, frames):
 
 
 def test_a_socket_that_stops_reading_holds_a_bounded_queue_and_is_owed_one_resync():
-    queue = REGISTRY.subscribe(CHAT)
-    try:
-        generation = Generation(pk=8, chat_id=CHAT, status=Message.Status.STREAMING)
-        flush(generation, everything=True)
-        for n in range(10 * LISTENER_FRAMES):  # a long reply nobody reads
-            writing(generation, "word " * (n + 1))
-        assert queue.qsize() <= LISTENER_FRAMES
-        frames = [queue.get_nowait() for _ in range(queue.qsize())]
-        # What it missed is not replayed piece by piece: it is told to resync,
-        # and what came after the resync is only the newest frames.
-        assert RESYNC in frames
-        assert len(frames) - frames.index(RESYNC) - 1 < LISTENER_FRAMES
-    finally:
-        REGISTRY.unsubscribe(CHAT, queue)
+    queue = FrameQueue()
+    for n in range(10 * LISTENER_FRAMES):  # a long reply nobody reads
+        queue.put(f"frame {n}")
+    assert queue.queue.qsize() <= LISTENER_FRAMES
+    frames = [queue.queue.get_nowait() for _ in range(queue.queue.qsize())]
+    # What it missed is not replayed piece by piece: it is told to resync,
+    # and what came after the resync is only the newest frames.
+    assert RESYNC in frames
+    assert frames[-1] == f"frame {10 * LISTENER_FRAMES - 1}"
+    assert len(frames) - frames.index(RESYNC) - 1 < LISTENER_FRAMES

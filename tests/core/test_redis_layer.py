@@ -7,8 +7,6 @@ notice still shows (by the socket's own catch-up)."""
 from __future__ import annotations
 
 import asyncio
-import shutil
-import subprocess
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -21,43 +19,10 @@ from jarvis_site.asgi import application
 from jarvis_site.env import env_channel_layers
 from tests.fakes.llm import Reply
 from tests.support.fixtures import run_turn
-from tests.support.processes import free_port, manage, wait_for_port
+from tests.support.processes import manage
 from tests.support.sockets import session_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-class Redis:
-    """Debian's redis-server on a loopback port, which a test can stop and start again."""
-
-    def __init__(self) -> None:
-        self.binary = shutil.which("redis-server")
-        assert self.binary, "redis-server is installed by `make test` (TEST_DEBS)"
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no"],
-            stdout=subprocess.DEVNULL,
-        )  # fmt: skip
-        wait_for_port(self.port, self.process)
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
-            self.process = None
-
-
-@pytest.fixture
-def redis():
-    server = Redis()
-    server.start()
-    yield server
-    server.stop()
 
 
 def use_layer(settings, url: str, monkeypatch) -> None:

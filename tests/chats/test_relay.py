@@ -1,0 +1,143 @@
+"""The path a chat's frames take (apps.chats.relay) and the owner of a
+running reply (apps.chats.owner), on the in-memory layer a single web
+process uses: frames reach the chat's group in the order they were made, a
+layer that fails loses no reply, an outbox that overflowed owes each chat
+one resync, and a Stop or a "send it whole" asked through the layer reaches
+the process running the reply. Across two processes on Redis:
+tests/e2e/test_two_processes.py."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from channels.layers import channel_layers, get_channel_layer
+from django.utils import timezone
+
+from apps.chats import owner as reply_owner
+from apps.chats import relay
+from apps.chats.live import REGISTRY, Generation
+from apps.chats.models import Chat, Message
+
+CHAT = 515151
+
+
+@pytest.fixture(autouse=True)
+def fresh_layer():
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
+async def listen(group: str) -> tuple[object, str]:
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(group, channel)
+    return layer, channel
+
+
+async def received(layer, channel: str, count: int) -> list[dict]:
+    return [await asyncio.wait_for(layer.receive(channel), 5) for _ in range(count)]
+
+
+def test_frames_reach_the_chats_group_in_the_order_they_were_made():
+    async def run():
+        layer, channel = await listen(relay.chat_group(CHAT))
+        for n in range(50):
+            relay.publish(CHAT, f"frame {n}")
+        return await received(layer, channel, 50)
+
+    messages = asyncio.run(run())
+    assert [m["html"] for m in messages] == [f"frame {n}" for n in range(50)]
+    assert {m["type"] for m in messages} == {"chat.frame"}
+
+
+def test_a_layer_that_fails_is_logged_and_the_frames_after_it_still_go(monkeypatch, caplog):
+    async def run():
+        layer, channel = await listen(relay.chat_group(CHAT))
+        real = layer.group_send
+        calls = {"n": 0}
+
+        async def flaky(group, message):
+            calls["n"] += 1
+            if calls["n"] == 1:
+                raise ConnectionError("redis went away")
+            await real(group, message)
+
+        monkeypatch.setattr(layer, "group_send", flaky)
+        relay.publish(CHAT, "lost")
+        relay.publish(CHAT, "kept")
+        return await received(layer, channel, 1)
+
+    (message,) = asyncio.run(run())
+    assert message["html"] == "kept"
+    assert "could not reach the channel layer" in caplog.text
+
+
+def test_an_outbox_that_overflowed_owes_each_chat_one_resync(monkeypatch):
+    monkeypatch.setattr(relay, "LANE_FRAMES", 5)
+
+    async def run():
+        layer, channel = await listen(relay.chat_group(CHAT))
+        for n in range(12):  # no await between: the sender cannot keep up
+            relay.publish(CHAT, f"frame {n}")
+        return await received(layer, channel, 6)
+
+    messages = asyncio.run(run())
+    assert [m.get("html") for m in messages[:5]] == [f"frame {n}" for n in range(5)]
+    assert messages[5] == {"type": "chat.resync"}
+
+
+def test_stop_and_whole_asked_through_the_layer_reach_the_running_reply():
+    async def run():
+        layer, socket = await listen("unrelated")
+        generation = Generation(pk=979797, chat_id=CHAT, status=Message.Status.STREAMING)
+        generation.text = "Half of the answer"
+        stopped = asyncio.Event()
+
+        async def work():
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                stopped.set()
+                raise
+
+        REGISTRY.start(generation, work())
+        try:
+            await reply_owner.claim(CHAT)
+            relay.whole_wanted(CHAT, socket)
+            (whole,) = await received(layer, socket, 1)
+            relay.stop_elsewhere(CHAT, generation.pk)
+            await asyncio.wait_for(stopped.wait(), 5)
+        finally:
+            REGISTRY.finished(generation)
+            await reply_owner.release(CHAT)
+        return whole
+
+    whole = asyncio.run(run())
+    assert whole["type"] == "chat.frame"
+    assert "Half of the answer" in whole["html"] and 'id="composer-actions"' in whole["html"]
+
+
+def left_streaming(user) -> Message:
+    chat = Chat.objects.create(owner=user, title="in flight")
+    return Message.objects.create(
+        chat=chat, role=Message.Role.ASSISTANT, status=Message.Status.STREAMING, text="Half"
+    )
+
+
+@pytest.mark.django_db
+def test_with_a_shared_layer_only_a_reply_nobody_touched_for_a_lease_is_swept(owner, settings):
+    """Several web processes: a reply in flight in the database may be a
+    sibling's, which touches it every HEARTBEAT seconds; one untouched for
+    LEASE seconds is an orphan and is marked interrupted."""
+    settings.CHANNEL_LAYERS = {
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {}}
+    }
+    fresh, stale = left_streaming(owner), left_streaming(owner)
+    long_ago = timezone.now() - timedelta(seconds=reply_owner.LEASE + 5)
+    Message.objects.filter(pk=stale.pk).update(updated_at=long_ago)
+    assert reply_owner.interrupted_sweep() == 1
+    statuses = dict(Message.objects.values_list("pk", "status"))
+    assert statuses == {fresh.pk: "streaming", stale.pk: "interrupted"}

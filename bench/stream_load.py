@@ -81,6 +81,7 @@ import os
 import random
 import re
 import secrets
+import shutil
 import string
 import struct
 import subprocess
@@ -241,7 +242,7 @@ async def send_question(http, base: str, person: Person, csrf: str, cookies: dic
 
 
 async def follow(
-    port: int,
+    ports: tuple[int, int],
     person: Person,
     cookies: dict,
     connected: asyncio.Barrier,
@@ -250,6 +251,7 @@ async def follow(
     run: Run,
     http,
 ) -> None:
+    port, send_port = ports  # the socket's process, and the one the question is sent to
     base = f"http://127.0.0.1:{port}"
     csrf = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
     sock = None
@@ -271,7 +273,7 @@ async def follow(
         # Read from the start: the first frame may come before the POST's answer.
         reader = asyncio.create_task(read_until_final(sock, run, deadline))
         run.sent_at = time.monotonic()
-        await send_question(http, base, person, csrf, cookies)
+        await send_question(http, f"http://127.0.0.1:{send_port}", person, csrf, cookies)
         run.send_ms = (time.monotonic() - run.sent_at) * 1000
         await reader
     except TimeoutError:
@@ -328,6 +330,7 @@ class CpuMeter:
 
     def _read(self) -> dict[str, float]:
         values = {name: _cpu_seconds(f"/proc/{pid}/stat") for name, pid in self.pids.items()}
+        # With several daphnes, "daphne" and its loop are the first one's.
         daphne = self.pids["daphne"]
         values["daphne loop"] = _cpu_seconds(f"/proc/{daphne}/task/{daphne}/stat")
         values["machine"] = _machine_busy_seconds()
@@ -346,13 +349,29 @@ class CpuMeter:
         return usage
 
 
-async def drive(port: int, people: list[Person], cookies: dict, args) -> tuple[list[Run], dict]:
+def ports_of(ports: list[int], number: int) -> tuple[int, int]:
+    """Person `number`'s socket process and the process its question is sent
+    to: with several, always another one, so every reply is followed from a
+    process that does not run it."""
+    return ports[number % len(ports)], ports[(number + 1) % len(ports)]
+
+
+async def drive(
+    ports: list[int], people: list[Person], cookies: dict, args
+) -> tuple[list[Run], dict]:
     limits = httpx.Limits(max_connections=len(people) + 1, max_keepalive_connections=0)
     async with httpx.AsyncClient(limits=limits, timeout=60) as http:
         # Warm-up: one short reply, not measured.
         warm = Run(WARM_UP_CLIENT)
         await follow(
-            port, people[0], cookies, asyncio.Barrier(1), None, time.monotonic() + 30, warm, http
+            ports_of(ports, 0),
+            people[0],
+            cookies,
+            asyncio.Barrier(1),
+            None,
+            time.monotonic() + 30,
+            warm,
+            http,
         )
         if warm.error:
             raise SystemExit(f"the warm-up reply failed: {warm.error}")
@@ -378,7 +397,7 @@ async def drive(port: int, people: list[Person], cookies: dict, args) -> tuple[l
             start_meter(),
             *(
                 follow(
-                    port,
+                    ports_of(ports, person.number),
                     person,
                     cookies,
                     barrier,
@@ -573,7 +592,8 @@ def report(figures: Figures, runs: list[Run], extra: dict, args) -> None:
     print(
         f"CPU over the run (100 % = one core of {os.cpu_count()}): daphne {cpu['daphne']:.0f} %"
         f" (its event loop thread {cpu['daphne loop']:.0f} %),"
-        f" fake model {cpu['fake']:.0f} %, clients {cpu['clients']:.0f} %,"
+        + "".join(f" {name} {cpu[name]:.0f} %," for name in cpu if name[7:].isdigit())
+        + f", fake model {cpu['fake']:.0f} %, clients {cpu['clients']:.0f} %,"
         f" other processes {cpu['others']:.0f} %"
     )
     print(
@@ -618,6 +638,13 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=50.0, help="tokens per second")
     parser.add_argument("--ramp", type=float, default=1.0, help="seconds over which starts spread")
     parser.add_argument("--pin", action="store_true", help="daphne on CPU 0, the load elsewhere")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="daphne processes sharing a Redis channel layer (Debian's redis-server);"
+        " each reply is followed from a process that does not run it",
+    )
     args = parser.parse_args()
     if args.tokens > 9999:
         parser.error("--tokens is at most 9999")
@@ -641,26 +668,36 @@ def main() -> None:
     people = make_people(args.clients + 1, fake_port)  # person 0 runs the warm-up
     print(f"{args.clients} people with a chat each in {time.perf_counter() - started:.1f}s")
 
-    env = daphne_env(data_dir)
+    redis = redis_start() if args.processes > 1 else None
+    extra_env = {"JARVIS_CHANNEL_LAYER": redis.url} if redis else {}
+    env = daphne_env(data_dir, **extra_env)
     log = data_dir / "daphne.log"
-    daphne, port = daphne_start(env, log, {cpus[0]} if load_cpus else None)
+    daphnes = [
+        daphne_start(
+            env, data_dir / f"daphne-{n}.log" if n else log, {cpus[0]} if load_cpus else None
+        )
+        for n in range(args.processes)
+    ]
+    ports = [port for _, port in daphnes]
     cookies = {"session": settings.SESSION_COOKIE_NAME, "csrf": settings.CSRF_COOKIE_NAME}
-    args.pids = {"daphne": daphne.pid, "fake": fake.pid, "clients": os.getpid()}
+    args.pids = {"daphne": daphnes[0][0].pid, "fake": fake.pid, "clients": os.getpid()}
+    args.pids |= {f"daphne {n + 1}": d.pid for n, (d, _) in enumerate(daphnes) if n}
     print(
         f"{args.clients} clients x {args.tokens} tokens at {args.rate:g} tokens/s,"
-        f" starts over {args.ramp:g} s{', daphne pinned to CPU 0' if load_cpus else ''}…",
+        f" starts over {args.ramp:g} s{', daphne pinned to CPU 0' if load_cpus else ''}"
+        + (f", {args.processes} daphnes sharing Redis" if redis else "")
+        + "…",
         flush=True,
     )
     try:
         load_before = os.getloadavg()
-        runs, extra = asyncio.run(drive(port, people, cookies, args))
+        runs, extra = asyncio.run(drive(ports, people, cookies, args))
         extra["load"] = (load_before, os.getloadavg())
     finally:
-        daphne.terminate()
-        try:
-            daphne.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            daphne.kill()
+        for daphne, _ in daphnes:
+            stop_process(daphne)
+        if redis:
+            redis.stop()
         ours.send("stop")
         emitted = ours.recv() if ours.poll(10) else {}
         fake.join(timeout=5)
@@ -668,6 +705,26 @@ def main() -> None:
     report(figures, runs, extra, args)
     if figures.errors or "Traceback" in log.read_text():
         print(f"daphne's log: {log}")
+
+
+def redis_start():
+    """Debian's redis-server on a free loopback port, as the tests start it."""
+    sys.path.insert(0, str(ROOT))
+    from tests.support.redis_server import Redis  # the tests' helper, from the repository root
+
+    if not shutil.which("redis-server"):
+        raise SystemExit("--processes needs redis-server (apt-get install redis-server)")
+    server = Redis()
+    server.start()
+    return server
+
+
+def stop_process(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
 
 
 if __name__ == "__main__":

@@ -143,6 +143,13 @@ def env_channel_layers(name: str) -> dict:
     # consumer's blocking receive waits: under load the server's "nothing yet"
     # loses that race and the consumer dies. Reads get room to spare.
     host = {"address": value, "socket_timeout": 15}
-    return {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [host]}}
-    }
+    # channels_redis's Pub/Sub layer: a group_send is one PUBLISH, pushed to
+    # each process subscribed to the group, which hands it to its sockets. Its
+    # list-based layer reads every message with a blocking pop and a clean-up
+    # script, one at a time per process: a hundred replies followed from
+    # another process (about 1,500 frames a second) fell 2-3 s behind there,
+    # and past its capacity of 100 waiting messages per process it dropped
+    # frames silently (bench/stream_load.py --processes 2, docs/chat.md).
+    config = {"hosts": [host]}
+    backend = "channels_redis.pubsub.RedisPubSubChannelLayer"
+    return {"default": {"BACKEND": backend, "CONFIG": config}}

@@ -31,6 +31,8 @@ logger = logging.getLogger(__name__)
 
 # Frames waiting for the layer, per chat: about 15 seconds of one reply's.
 LANE_FRAMES = 200
+# Frames waiting behind one another are sent as one message up to about this size.
+JOINED_CHARS = 64_000
 # A layer error is logged at most this often (a Redis that went away would
 # otherwise log every frame of every reply).
 ERROR_LOG_INTERVAL = 30.0
@@ -83,7 +85,7 @@ class Outbox:
         layer = get_channel_layer()
         try:
             while lane.queue:
-                await self._send(layer, group, lane.queue.popleft())
+                await self._send(layer, group, _joined(lane.queue))
                 if lane.lost and not lane.queue:
                     lane.lost = False
                     await self._send(layer, group, {"type": "chat.resync"})
@@ -100,6 +102,23 @@ class Outbox:
             if now - self.last_error >= ERROR_LOG_INTERVAL:
                 self.last_error = now
                 logger.warning("chat frames could not reach the channel layer", exc_info=True)
+
+
+def _joined(queue: collections.deque) -> dict:
+    """The next message of a lane; frames waiting behind one another are sent
+    as one (a frame is a run of whole blocks and appends that the page applies
+    in order, so two in a row are a frame too). While the layer keeps up a
+    frame goes alone; when it falls behind, a chat's backlog becomes one
+    message per round trip instead of growing."""
+    message = queue.popleft()
+    if message["type"] != "chat.frame":
+        return message
+    parts, size = [message["html"]], len(message["html"])
+    while queue and queue[0]["type"] == "chat.frame" and size < JOINED_CHARS:
+        html = queue.popleft()["html"]
+        parts.append(html)
+        size += len(html)
+    return {"type": "chat.frame", "html": "".join(parts)} if len(parts) > 1 else message
 
 
 _outboxes: dict[asyncio.AbstractEventLoop, Outbox] = {}

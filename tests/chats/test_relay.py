@@ -133,7 +133,7 @@ def test_with_a_shared_layer_only_a_reply_nobody_touched_for_a_lease_is_swept(ow
     sibling's, which touches it every HEARTBEAT seconds; one untouched for
     LEASE seconds is an orphan and is marked interrupted."""
     settings.CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {}}
+        "default": {"BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer", "CONFIG": {}}
     }
     fresh, stale = left_streaming(owner), left_streaming(owner)
     long_ago = timezone.now() - timedelta(seconds=reply_owner.LEASE + 5)

@@ -7,13 +7,17 @@ notice still shows (by the socket's own catch-up)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 
+from apps.chats import services
+from apps.chats.live import REGISTRY
 from apps.chats.models import Message
+from apps.chats.runner import reply_start
 from apps.core.notices import notice_send
 from jarvis_site.asgi import application
 from jarvis_site.env import env_channel_layers
@@ -85,7 +89,7 @@ def test_while_redis_is_away_replies_run_and_nothing_is_lost(
 ):
     use_layer(settings, redis.url, monkeypatch)
     redis.stop()
-    # A chat reply never needed the layer: it runs and is saved whole.
+    # A chat reply does not need the layer to run: it runs and is saved whole.
     llm.queue(Reply(text="Still answering [1]."))
     _, answer = run_turn(owner, "Anything?")
     assert answer.status == Message.Status.DONE and answer.text.startswith("Still answering")
@@ -97,3 +101,43 @@ def test_while_redis_is_away_replies_run_and_nothing_is_lost(
     channel_layers.backends.clear()  # a fresh connection pool, as a reconnecting page gets
     frames = ping_then(owner, lambda: None, wait=3)
     assert any("Back up done" in frame for frame in frames)
+
+
+def test_redis_going_away_mid_stream_the_reply_goes_on_and_is_saved_whole(
+    owner, settings, redis, local_model, llm, monkeypatch
+):
+    """The page's socket follows the reply through Redis; Redis stops while
+    the reply streams: the reply goes on in its process (its frames are
+    dropped, logged once) and is saved whole."""
+    use_layer(settings, redis.url, monkeypatch)
+    text = " ".join(f"Word {n} of the answer is kept." for n in range(40))  # no repeats
+    llm.queue(Reply(text=text, chunk_chars=6, delay=0.03))  # about 2 s
+    chat, _ = run_turn(owner, "first")  # the chat the socket follows
+    llm.queue(Reply(text=text, chunk_chars=6, delay=0.03))
+    headers = session_headers(owner)
+
+    async def follow():
+        communicator = WebsocketCommunicator(application, f"/ws/chats/{chat.pk}/", headers=headers)
+        assert (await communicator.connect())[0]
+        await communicator.receive_from(timeout=5)  # the latest reply, sent on connect
+        answer = await asyncio.to_thread(start_turn, owner, chat)
+        reply_start(answer.pk, chat.pk)
+        seen = await communicator.receive_from(timeout=10)  # a frame through Redis
+        await asyncio.to_thread(redis.stop)
+        reply = REGISTRY.running(answer.pk)
+        if reply is not None:
+            await asyncio.wait_for(reply.task, 30)
+        with contextlib.suppress(Exception):  # closed, or nothing more: either way no frame
+            await communicator.disconnect()
+        return answer, seen
+
+    answer, seen = async_to_sync(follow)()
+    assert f"msg-{answer.pk}" in seen
+    answer.refresh_from_db()
+    assert answer.status == Message.Status.DONE and answer.text == text
+
+
+def start_turn(user, chat):
+    """The rows of a turn, as the send view writes them."""
+    _, _, answer = services.turn_start(user=user, chat=chat, text="Tell me everything")
+    return answer

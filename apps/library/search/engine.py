@@ -28,9 +28,10 @@
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.contrib.auth.models import User
+from django.db import connection
 
 from apps.library.index import tables
 from apps.library.index.embeddings import Embedder, embedder_for_index
@@ -59,6 +60,24 @@ _DEFAULT = object()
 _embed_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="jarvis-query-embed")
 
 
+# Runs the KNN leg as soon as the question's vector is there, beside the
+# keyword leg. Its own pool: a KNN leg waits for its vector (an _embed_pool
+# task) and for its scan's halves (legs._scan_pool tasks), so it must hold a
+# thread of neither.
+_semantic_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="jarvis-semantic-leg")
+
+
+def _semantic_leg(embedding: Future, pools, filters, state) -> Future | None:
+    """The KNN leg started on its own thread, to run once `embedding` is done;
+    None inside a transaction, where only this thread's connection sees the
+    transaction's writes (the caller then runs it after the keyword leg)."""
+    if connection.in_atomic_block:
+        return None
+    return _semantic_pool.submit(
+        lambda: vector_leg(embedding.result(), pools, filters, False, state)
+    )
+
+
 def search(
     *,
     user: User,
@@ -77,20 +96,24 @@ def search(
     filters = filters or Filters()
     limit = max(1, min(int(limit), 100))
     state = tables.require_matching_model()
-    pools = visible_pools(user, cloud_only=cloud_only, source_ids=filters.source_ids)
-    if not pools or not query.strip():
+    if not query.strip():
         return Response(query=query, mode=resolved, results=[])
-    # The question is embedded on another thread while this one runs the
-    # keyword leg: ONNX and SQLite both release the GIL, so on two cores the
-    # two overlap (the embedder needs no database connection, so this holds
-    # inside a transaction too).
+    # The question is embedded on another thread while this one reads the
+    # person's pools and runs the keyword leg: ONNX and SQLite both release
+    # the GIL, so on two cores they overlap (the embedder needs no database
+    # connection, so this holds inside a transaction too).
     embedding = _embed_pool.submit((embedder or embedder_for_index(state)).embed_query, query)
+    pools = visible_pools(user, cloud_only=cloud_only, source_ids=filters.source_ids)
+    if not pools:
+        return Response(query=query, mode=resolved, results=[])
+    semantic = _semantic_leg(embedding, pools, filters, state)
     keyword = keyword_leg(query, pools, filters, False)
     vector = embedding.result()
-    rankings = {
-        "keyword": keyword,
-        "semantic": vector_leg(vector, pools, filters, False, state),
-    }
+    if semantic is None:
+        nearest = vector_leg(vector, pools, filters, False, state)
+    else:
+        nearest = semantic.result()
+    rankings = {"keyword": keyword, "semantic": nearest}
     if not filters.narrows_beyond_sources:
         rankings["record"] = record_leg(query, vector, pools, state.generation)
     fused = documents_first(fuse(rankings), rankings, vector, pools, state.generation)

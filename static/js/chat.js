@@ -197,16 +197,25 @@ function attachments() {
   });
 }
 
-// A socket frame can arrive before the reply it updates is on this page (the
-// send's response and the socket race): skip blocks whose element is not
-// there yet instead of failing the swap; later frames carry the blocks again.
+// A socket frame can arrive before the reply it updates is on this page:
+// the send's (or a regenerate's, an edit's) answer and the socket race. Its
+// blocks whose element is not there yet are held (in order, at most
+// HELD_BLOCKS) while one of this page's requests runs, and applied once its
+// answer is swapped in, so the reply the answer shows is extended from
+// there and nothing is asked for again. With no request running, such a
+// block is for a reply this page does not show, and is dropped.
 // While an answer (or its reasoning) streams, frames carry only the text
 // appended since the last one (apps/chats/streaming.py): data-at is where
 // it starts, data-end on the open block where the page's text ends; only
 // the part past the end is added, and a gap asks for the whole reply again.
+const HELD_BLOCKS = 400;
+let held = [];
+function hold(block) {
+  if (requests > 0 && held.length < HELD_BLOCKS) held.push(block);
+}
 function append(piece) {
   const open = document.getElementById(piece.getAttribute("data-append"));
-  if (!open) return; // not on this page yet: the refresh after a send brings it
+  if (!open) { hold(piece); return; }
   const at = Number(piece.getAttribute("data-at"));
   const end = Number(open.getAttribute("data-end"));
   if (at > end) { refresh(open.closest("[data-reply-id]")); return; }
@@ -214,6 +223,18 @@ function append(piece) {
   if (!fresh) return;
   open.appendChild(document.createTextNode(fresh));
   open.setAttribute("data-end", String(end + fresh.length));
+}
+function applyHeld() {
+  const blocks = held;
+  held = [];
+  blocks.forEach(function (block) {
+    if (block.hasAttribute("data-append")) { append(block); return; }
+    const target = document.getElementById(block.id);
+    if (!target) return;
+    block.removeAttribute("hx-swap-oob");
+    target.replaceWith(block);
+    window.htmx.process(block);
+  });
 }
 function frames() {
   if (!window.htmx) return;
@@ -224,16 +245,15 @@ function frames() {
       template.innerHTML = text;
       Array.prototype.slice.call(template.content.children).forEach(function (block) {
         if (block.hasAttribute("data-append")) { append(block); block.remove(); return; }
-        if (block.id && !document.getElementById(block.id)) block.remove();
+        if (block.id && !document.getElementById(block.id)) { hold(block); block.remove(); }
       });
       return template.innerHTML;
     }
   });
 }
 
-// After a send, ask the socket for the new reply as it is now: its first
-// frames (or, for a fast reply, all of them) may have arrived before the
-// POST's response put the reply on the page, and were skipped above.
+// The socket is asked for a reply as it is now when the page cannot know
+// it: a gap in the appended text, or a socket that (re)opened.
 let socket = null;
 let requests = 0; // this page's own requests in flight (sends, regenerates, pages)
 function refresh(reply) {
@@ -261,14 +281,16 @@ document.addEventListener("htmx:wsOpen", function (event) {
   socket = event.detail.socketWrapper;
   document.querySelectorAll('#messages [data-reply-id][data-status=pending], #messages [data-reply-id][data-status=streaming]').forEach(refresh);
 });
-// The same after a regenerate, an edit or a page, which swap in the whole conversation.
+// A send's answer (the exchange), or a regenerate's, an edit's or a page's
+// (the whole conversation), is on the page: the frames held meanwhile apply.
 document.addEventListener("htmx:afterSwap", function (event) {
   const target = event.detail.target;
   const list = target && target.classList && target.classList.contains("messages-list");
   if (event.detail.requestConfig && (list || event.detail.requestConfig.elt === composer())) {
-    refresh(lastReply());
+    applyHeld();
   }
 });
+document.addEventListener("htmx:afterRequest", function () { if (requests === 0) applyHeld(); });
 
 // The header's model picker: a refused choice (a private chat and a cloud
 // model) is explained by the composer (app.js); the picker goes back to the

@@ -593,7 +593,7 @@ def report(figures: Figures, runs: list[Run], extra: dict, args) -> None:
         f"CPU over the run (100 % = one core of {os.cpu_count()}): daphne {cpu['daphne']:.0f} %"
         f" (its event loop thread {cpu['daphne loop']:.0f} %),"
         + "".join(f" {name} {cpu[name]:.0f} %," for name in cpu if name[7:].isdigit())
-        + f", fake model {cpu['fake']:.0f} %, clients {cpu['clients']:.0f} %,"
+        + f" fake model {cpu['fake']:.0f} %, clients {cpu['clients']:.0f} %,"
         f" other processes {cpu['others']:.0f} %"
     )
     print(

@@ -14,17 +14,18 @@ import json
 from channels.db import database_sync_to_async
 
 from apps.chats import frames, relay
-from apps.chats.live import REGISTRY, RESYNC, FrameQueue
+from apps.chats.live import REGISTRY
 from apps.chats.models import Chat, Message
 from apps.chats.pages import chat_header_frame
+from apps.chats.relay import RESYNC, FrameQueue
 from apps.chats.reply import Reply
 from apps.chats.usage import chat_usage_line
-from apps.core.consumers import CLOSE_LAYER_AWAY, AuthenticatedConsumer
+from apps.core.consumers import AuthenticatedConsumer
 from apps.core.ids import parse_id
 
 
 class ChatConsumer(AuthenticatedConsumer):
-    without_database = frozenset({"chat.frame", "chat.resync"})
+    without_database = frozenset({"chat.frame"})
 
     async def authorize(self) -> bool:
         self.chat_id = int(self.scope["url_route"]["kwargs"]["chat_id"])
@@ -34,11 +35,9 @@ class ChatConsumer(AuthenticatedConsumer):
 
     async def on_authenticated(self) -> None:
         self.queue = FrameQueue()
-        if not await self.join(relay.chat_group(self.chat_id)):
-            # No frame could reach this socket: closed, so the page's socket
-            # reconnects (htmx's ws extension backs off) once the layer is back.
-            await self.close(code=CLOSE_LAYER_AWAY)
-            return
+        # This process's own replies' frames come whatever the layer does; the
+        # other processes' only while it can be reached (a reconnect follows again).
+        await relay.follow(self.chat_id, self.queue)
         self.sender = asyncio.create_task(self._send_frames())
         # Re-attach: a reload or a second tab sees the reply as it is now. In a
         # task of its own: the frames go on meanwhile, and this handler returns
@@ -47,12 +46,8 @@ class ChatConsumer(AuthenticatedConsumer):
         self.whole = asyncio.create_task(self._send_whole())
 
     async def chat_frame(self, event: dict) -> None:
-        """A frame of one of the chat's replies, from the process running it."""
+        """A reply whole, sent to this socket by the process running it (apps.chats.owner)."""
         self.queue.put(event["html"])
-
-    async def chat_resync(self, event: dict) -> None:
-        """Frames of this chat were dropped on their way (the layer fell behind)."""
-        self.queue.put(RESYNC)
 
     async def _send_whole(self) -> None:
         """The chat's running replies whole, as they are now; with none
@@ -79,6 +74,9 @@ class ChatConsumer(AuthenticatedConsumer):
             await self.send(text_data=html)
 
     async def disconnect(self, code: int) -> None:
+        queue = getattr(self, "queue", None)
+        if queue is not None:
+            await relay.unfollow(self.chat_id, queue)
         for task in (getattr(self, "sender", None), getattr(self, "whole", None)):
             if task is not None:
                 task.cancel()

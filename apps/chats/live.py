@@ -3,7 +3,7 @@ plus its task and the blocks changed since the last frame) in REGISTRY, keyed
 by message id; closing a tab does not stop it, a reload or a second tab
 re-attaches, and every open socket of the chat, in this process or another,
 gets a frame about 15 times a second (`flush`, driven by one TICKER for all
-replies, sent through the channel layer: apps.chats.relay): the text appended
+replies, handed over by apps.chats.relay): the text appended
 to the answer or the reasoning while they stream (apps.chats.streaming), other
 blocks whole."""
 
@@ -23,10 +23,6 @@ from apps.chats.streaming import APPEND, WHOLE, TextStream
 logger = logging.getLogger(__name__)
 
 FRAME_INTERVAL = 0.066  # about 15 frames per second at most
-# Frames queued for one socket (about 4 s of a streaming reply); a socket
-# further behind is sent RESYNC instead: the replies whole, once it reads on.
-LISTENER_FRAMES = 64
-RESYNC = ""  # no frame is empty
 # The first periodic save comes this long after the start (apps.chats.saving).
 SAVE_INTERVAL = 2.0
 
@@ -112,28 +108,6 @@ class Registry:
 
     def finished(self, generation: Generation) -> None:
         self.generations.pop(generation.pk, None)
-
-
-class FrameQueue:
-    """The frames waiting to be written to one socket, bounded: a socket this
-    far behind (a phone on a bad line, a stalled tab) is not owed every frame
-    it missed, and its queue must not grow without end: what it holds is
-    dropped and it is sent the chat's replies whole (RESYNC), as they are
-    when it reads on."""
-
-    def __init__(self, size: int = LISTENER_FRAMES) -> None:
-        self.queue: asyncio.Queue = asyncio.Queue(maxsize=size)
-
-    def put(self, html: str) -> None:
-        if self.queue.full():
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            self.queue.put_nowait(RESYNC)
-        else:
-            self.queue.put_nowait(html)
-
-    async def get(self) -> str:
-        return await self.queue.get()
 
 
 REGISTRY = Registry()

@@ -1,34 +1,49 @@
-"""The one path a chat's live frames take to the browser: the channel layer.
+"""The path a chat's live frames take to the browser.
 
-A reply runs in one web process (apps.chats.live); its frames are sent to the
-chat's group (`chat_group`), which every socket following the chat joins
-(apps.chats.consumers), whichever process holds it. With the in-memory layer
-(one web process, the default) that is a hop inside the process; with
-JARVIS_CHANNEL_LAYER=redis://… it reaches the sockets of every process. The
-process running a chat's replies also listens on the chat's owner group
+A reply runs in one web process (apps.chats.live) and publishes its frames
+here. Each process keeps the sockets following a chat (their bounded
+FrameQueues, `follow`) and hands a frame to each of them directly. With a
+channel layer that spans processes (JARVIS_CHANNEL_LAYER=redis://…), the
+frame also goes to the chat's group (`chat_group`), which each process with a
+socket following the chat has joined once, with a channel of its own
+(`Fanout`), and that process hands it to its sockets: a reply running in one
+daphne is followed from every other. One layer message per process, not per
+socket; the frames of a process's own replies are not read back from the
+layer. The in-memory layer (one process, the default) reaches no other
+process, so frames do not travel it at all.
+
+The process running a chat's replies also listens on the chat's owner group
 (apps.chats.owner), so a socket or a Stop on another process can ask it for
 the replies whole or stop one.
 
-A chat's frames leave in the order they were made: one sender task per
-chat (while there is something to send) drains its lane of the outbox
-(concurrent group_sends to Redis could overtake each other, and an append
-frame overtaken by a later one is a gap). A lane is bounded: while the layer
-cannot keep up (a Redis that stalls or went away) frames are dropped and,
-once it drains, the chat is sent `chat.resync`, upon which its sockets fetch
-the replies whole.
+A chat's frames leave for the layer in the order they were made: one sender
+task per chat (while there is something to send) drains its lane of the
+outbox (concurrent group_sends to Redis could overtake each other, and an
+append frame overtaken by a later one is a gap). A lane is bounded: while the
+layer cannot keep up (a Redis that stalls or went away) frames are dropped
+and, once it drains, the chat is sent `chat.resync`, upon which the sockets
+of the other processes are sent the replies whole.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 import time
+import uuid
 
 from channels.layers import get_channel_layer
 
+from apps.core.layers import layer_spans_processes
+
 logger = logging.getLogger(__name__)
 
+# Frames queued for one socket (about 4 s of a streaming reply); a socket
+# further behind is sent RESYNC instead: the replies whole, once it reads on.
+LISTENER_FRAMES = 64
+RESYNC = ""  # no frame is empty
 # Frames waiting for the layer, per chat: about 15 seconds of one reply's.
 LANE_FRAMES = 200
 # Frames waiting behind one another are sent as one message up to about this size.
@@ -36,16 +51,132 @@ JOINED_CHARS = 64_000
 # A layer error is logged at most this often (a Redis that went away would
 # otherwise log every frame of every reply).
 ERROR_LOG_INTERVAL = 30.0
+# This process, as the origin of the frames it sends to the layer.
+ORIGIN = uuid.uuid4().hex
 
 
 def chat_group(chat_id: int) -> str:
-    """The group of every socket following chat `chat_id`."""
+    """The group of every process with a socket following chat `chat_id`."""
     return f"chat.{int(chat_id)}"
 
 
 def owner_group(chat_id: int) -> str:
     """The group of the processes running a reply of chat `chat_id` (apps.chats.owner)."""
     return f"chat-owner.{int(chat_id)}"
+
+
+class FrameQueue:
+    """The frames waiting to be written to one socket, bounded: a socket this
+    far behind (a phone on a bad line, a stalled tab) is not owed every frame
+    it missed, and its queue must not grow without end: what it holds is
+    dropped and it is sent the chat's replies whole (RESYNC), as they are
+    when it reads on."""
+
+    def __init__(self, size: int = LISTENER_FRAMES) -> None:
+        self.queue: asyncio.Queue = asyncio.Queue(maxsize=size)
+
+    def put(self, html: str) -> None:
+        if self.queue.full():
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait(RESYNC)
+        else:
+            self.queue.put_nowait(html)
+
+    async def get(self) -> str:
+        return await self.queue.get()
+
+
+class Fanout:
+    """This process's sockets by chat, and (with a layer that spans
+    processes) its channel in the groups of the chats they follow."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.sockets: dict[int, set[FrameQueue]] = {}
+        self.channel: str | None = None
+        self.task: asyncio.Task | None = None
+        self.ready = asyncio.Event()
+
+    def deliver(self, chat_id: int, html: str) -> None:
+        for queue in list(self.sockets.get(chat_id, ())):
+            queue.put(html)
+
+    async def follow(self, chat_id: int, queue: FrameQueue) -> bool:
+        self.sockets.setdefault(chat_id, set()).add(queue)
+        if not layer_spans_processes():
+            return True
+        if self.task is None or self.task.done():
+            self.ready.clear()
+            self.task = self.loop.create_task(self._listen())
+        try:
+            await asyncio.wait_for(self.ready.wait(), 5)
+            # For a chat already followed here, joining again refreshes the membership.
+            await get_channel_layer().group_add(chat_group(chat_id), self.channel)
+        except Exception:  # frames of this process's replies still come
+            logger.warning("could not follow chat %s through the channel layer", chat_id)
+            return False
+        return True
+
+    async def unfollow(self, chat_id: int, queue: FrameQueue) -> None:
+        queues = self.sockets.get(chat_id)
+        if queues is None:
+            return
+        queues.discard(queue)
+        if queues:
+            return
+        del self.sockets[chat_id]
+        if self.channel is not None and layer_spans_processes():
+            with contextlib.suppress(Exception):  # a layer gone away has forgotten us anyway
+                await get_channel_layer().group_discard(chat_group(chat_id), self.channel)
+
+    async def _listen(self) -> None:
+        layer = get_channel_layer()
+        # The layer's default prefix, as every consumer's channel has: the
+        # list-based channels_redis reads a process's channels through one
+        # list per prefix (a receiver of another would hold the read lock).
+        self.channel = await layer.new_channel()
+        self.ready.set()
+        while True:
+            try:
+                message = await layer.receive(self.channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a layer gone away: try again in a moment
+                await asyncio.sleep(1.0)
+                continue
+            chat_id = message.get("chat_id")
+            if message.get("origin") == ORIGIN or chat_id is None:
+                continue  # this process's own frames were handed over already
+            if message.get("type") == "chat.resync":
+                self.deliver(int(chat_id), RESYNC)
+            elif message.get("type") == "chat.frame":
+                self.deliver(int(chat_id), message["html"])
+
+
+_fanouts: dict[asyncio.AbstractEventLoop, Fanout] = {}
+
+
+def _fanout() -> Fanout:
+    loop = asyncio.get_running_loop()
+    fanout = _fanouts.get(loop)
+    if fanout is None:
+        for old in [key for key in _fanouts if key.is_closed()]:
+            del _fanouts[old]
+        fanout = _fanouts[loop] = Fanout(loop)
+    return fanout
+
+
+async def follow(chat_id: int, queue: FrameQueue) -> bool:
+    """A socket of this process follows chat `chat_id`: every frame of its
+    replies, run here or (with a layer spanning processes) elsewhere, is put
+    in `queue`. False when the layer could not be joined (this process's own
+    replies are still followed)."""
+    return await _fanout().follow(chat_id, queue)
+
+
+async def unfollow(chat_id: int, queue: FrameQueue) -> None:
+    await _fanout().unfollow(chat_id, queue)
 
 
 class Lane:
@@ -55,6 +186,7 @@ class Lane:
     def __init__(self) -> None:
         self.queue: collections.deque = collections.deque()
         self.lost = False  # frames were dropped while it was full: a resync is owed
+        self.resync_chat: int | None = None
         self.task: asyncio.Task | None = None
 
 
@@ -76,6 +208,7 @@ class Outbox:
             lane = self.lanes[group] = Lane()
         if len(lane.queue) >= LANE_FRAMES:
             lane.lost = True
+            lane.resync_chat = message.get("chat_id")
             return
         lane.queue.append(message)
         if lane.task is None:
@@ -88,7 +221,9 @@ class Outbox:
                 await self._send(layer, group, _joined(lane.queue))
                 if lane.lost and not lane.queue:
                     lane.lost = False
-                    await self._send(layer, group, {"type": "chat.resync"})
+                    chat_id = lane.resync_chat
+                    resync = {"type": "chat.resync", "chat_id": chat_id, "origin": ORIGIN}
+                    await self._send(layer, group, resync)
         finally:
             lane.task = None
             if not lane.queue:
@@ -118,7 +253,7 @@ def _joined(queue: collections.deque) -> dict:
         html = queue.popleft()["html"]
         parts.append(html)
         size += len(html)
-    return {"type": "chat.frame", "html": "".join(parts)} if len(parts) > 1 else message
+    return {**message, "html": "".join(parts)} if len(parts) > 1 else message
 
 
 _outboxes: dict[asyncio.AbstractEventLoop, Outbox] = {}
@@ -136,8 +271,12 @@ def _outbox() -> Outbox:
 
 
 def publish(chat_id: int, html: str) -> None:
-    """A frame for every socket following the chat, in any process."""
-    _outbox().put(chat_group(chat_id), {"type": "chat.frame", "html": html})
+    """A frame for every socket following the chat: this process's at once,
+    the other processes' through the layer."""
+    _fanout().deliver(chat_id, html)
+    if layer_spans_processes():
+        message = {"type": "chat.frame", "chat_id": int(chat_id), "html": html, "origin": ORIGIN}
+        _outbox().put(chat_group(chat_id), message)
 
 
 def ask_owners(chat_id: int, message: dict) -> None:

@@ -30,9 +30,6 @@ logger = logging.getLogger(__name__)
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_SESSION_ENDED = 4403
 CLOSE_NOT_FOUND = 4404
-# The channel layer could not be reached: 1013 "try again later", one of the
-# codes after which htmx's ws extension reconnects (with backoff).
-CLOSE_LAYER_AWAY = 1013
 
 
 class AuthenticatedConsumer(AsyncJsonWebsocketConsumer):

@@ -1,10 +1,12 @@
 """The path a chat's frames take (apps.chats.relay) and the owner of a
-running reply (apps.chats.owner), on the in-memory layer a single web
-process uses: frames reach the chat's group in the order they were made, a
-layer that fails loses no reply, an outbox that overflowed owes each chat
-one resync, and a Stop or a "send it whole" asked through the layer reaches
-the process running the reply. Across two processes on Redis:
-tests/e2e/test_two_processes.py."""
+running reply (apps.chats.owner). One process: a socket gets the frames of
+the replies run here in order, without the layer. With a layer that spans
+processes (simulated on the in-memory layer, whose group code is the same):
+frames reach the chat's group in order, a process's own frames are not
+handed to its sockets twice and another's are, a layer that fails loses no
+reply, an outbox that overflowed owes the chat one resync, and a Stop or a
+"send it whole" asked through the layer reaches the process running the
+reply. Across two real processes on Redis: tests/e2e/test_two_processes.py."""
 
 from __future__ import annotations
 
@@ -41,7 +43,53 @@ async def received(layer, channel: str, count: int) -> list[dict]:
     return [await asyncio.wait_for(layer.receive(channel), 5) for _ in range(count)]
 
 
-def test_frames_reach_the_chats_group_in_the_order_they_were_made():
+@pytest.fixture
+def spanning(monkeypatch):
+    """The layer reaches other processes (as Redis does)."""
+    monkeypatch.setattr(relay, "layer_spans_processes", lambda: True)
+
+
+def queued(queue: relay.FrameQueue) -> list[str]:
+    return [queue.queue.get_nowait() for _ in range(queue.queue.qsize())]
+
+
+def test_one_process_a_socket_gets_the_frames_in_order_without_the_layer(monkeypatch):
+    async def run():
+        sent = []
+        monkeypatch.setattr(get_channel_layer(), "group_send", lambda *a: sent.append(a))
+        queue = relay.FrameQueue()
+        await relay.follow(CHAT, queue)
+        for n in range(5):
+            relay.publish(CHAT, f"frame {n}")
+        relay.publish(CHAT + 1, "another chat's")
+        await relay.unfollow(CHAT, queue)
+        relay.publish(CHAT, "after leaving")
+        return queued(queue), sent
+
+    frames, sent = asyncio.run(run())
+    assert frames == [f"frame {n}" for n in range(5)]
+    assert sent == []  # the in-memory layer reaches no other process: not used
+
+
+def test_spanning_own_frames_once_and_another_processs_frames_too(spanning):
+    async def run():
+        queue = relay.FrameQueue()
+        await relay.follow(CHAT, queue)
+        for n in range(3):
+            relay.publish(CHAT, f"here {n}")
+        await asyncio.sleep(0.1)  # this process's frames came back through the group
+        frame = {"type": "chat.frame", "chat_id": CHAT, "html": "from B", "origin": "other"}
+        await get_channel_layer().group_send(relay.chat_group(CHAT), frame)
+        resync = {"type": "chat.resync", "chat_id": CHAT, "origin": "other"}
+        await get_channel_layer().group_send(relay.chat_group(CHAT), resync)
+        await asyncio.sleep(0.1)
+        await relay.unfollow(CHAT, queue)
+        return queued(queue)
+
+    assert asyncio.run(run()) == ["here 0", "here 1", "here 2", "from B", relay.RESYNC]
+
+
+def test_frames_reach_the_chats_group_in_the_order_they_were_made(spanning):
     async def run():
         layer, channel = await listen(relay.chat_group(CHAT))
         messages = []
@@ -60,7 +108,9 @@ def test_frames_reach_the_chats_group_in_the_order_they_were_made():
     assert 1 < len(messages) < 50
 
 
-def test_a_layer_that_fails_is_logged_and_the_frames_after_it_still_go(monkeypatch, caplog):
+def test_a_layer_that_fails_is_logged_and_the_frames_after_it_still_go(
+    spanning, monkeypatch, caplog
+):
     async def run():
         layer, channel = await listen(relay.chat_group(CHAT))
         real = layer.group_send
@@ -83,7 +133,7 @@ def test_a_layer_that_fails_is_logged_and_the_frames_after_it_still_go(monkeypat
     assert "could not reach the channel layer" in caplog.text
 
 
-def test_an_outbox_that_overflowed_owes_each_chat_one_resync(monkeypatch):
+def test_an_outbox_that_overflowed_owes_the_chat_one_resync(spanning, monkeypatch):
     monkeypatch.setattr(relay, "LANE_FRAMES", 5)
 
     async def run():
@@ -94,7 +144,7 @@ def test_an_outbox_that_overflowed_owes_each_chat_one_resync(monkeypatch):
 
     frames, resync = asyncio.run(run())
     assert frames["html"] == "".join(f"<i>{n}</i>" for n in range(5))  # the lane's five
-    assert resync == {"type": "chat.resync"}
+    assert resync == {"type": "chat.resync", "chat_id": CHAT, "origin": relay.ORIGIN}
 
 
 def test_stop_and_whole_asked_through_the_layer_reach_the_running_reply():

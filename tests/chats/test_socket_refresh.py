@@ -8,12 +8,11 @@ import json
 
 import pytest
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
 from apps.chats.live import REGISTRY, Generation
 from apps.chats.models import Message
-from apps.chats.relay import chat_group
+from apps.chats.relay import LISTENER_FRAMES
 from jarvis_site.asgi import application
 from tests.fakes.llm import Reply
 from tests.support.fixtures import run_turn
@@ -85,11 +84,10 @@ def test_a_finished_reply_comes_with_the_chats_token_use(owner, local_model, llm
     assert 'id="chat-usage"' in frame and "300 tokens in · 12 out · $0.0020" in frame
 
 
-def test_a_socket_that_lost_frames_is_sent_the_reply_whole(owner, local_model, llm):
-    """Frames dropped on their way (the outbox of apps.chats.relay was full
-    while the layer stalled, then `chat.resync`): the socket is sent the
-    running reply as it is now, whole, rather than the pieces it missed
-    (which it could not join up)."""
+def test_a_socket_that_fell_behind_is_sent_the_reply_whole(owner, local_model, llm):
+    """Frames published faster than a socket reads overflow its queue
+    (relay.LISTENER_FRAMES): it is then sent the running reply as it is now,
+    whole, rather than the pieces it missed (which it could not join up)."""
     llm.queue(Reply(text="Earlier."))
     chat, _ = run_turn(owner, "first")
     headers = session_headers(owner)
@@ -102,8 +100,9 @@ def test_a_socket_that_lost_frames_is_sent_the_reply_whole(owner, local_model, l
         await communicator.receive_from(timeout=5)  # the latest reply, sent on connect
         REGISTRY.generations[generation.pk] = generation
         try:
-            layer = get_channel_layer()
-            await layer.group_send(chat_group(chat.pk), {"type": "chat.resync"})
+            # One burst with no await between: the socket's sender cannot read.
+            for n in range(LISTENER_FRAMES + 1):
+                REGISTRY.publish(chat.pk, f'<span id="piece-{n}"></span>')
             frame = await communicator.receive_from(timeout=5)
             quiet = await communicator.receive_nothing(timeout=0.3)
         finally:
@@ -113,4 +112,4 @@ def test_a_socket_that_lost_frames_is_sent_the_reply_whole(owner, local_model, l
 
     frame, quiet = async_to_sync(behind)()
     assert "The whole answer so far" in frame and 'id="composer-actions"' in frame
-    assert quiet  # once: nothing else follows
+    assert "piece-" not in frame and quiet  # none of the dropped pieces follow

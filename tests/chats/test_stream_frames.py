@@ -11,8 +11,9 @@ import re
 import pytest
 
 from apps.chats import relay
-from apps.chats.live import LISTENER_FRAMES, RESYNC, FrameQueue, Generation, flush
+from apps.chats.live import Generation, flush
 from apps.chats.models import Message
+from apps.chats.relay import LISTENER_FRAMES, RESYNC, FrameQueue
 
 CHAT = 424242
 

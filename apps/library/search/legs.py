@@ -92,65 +92,53 @@ def vector_leg(vector: np.ndarray, pools, filters, latest_only, state) -> list[i
     if not partitions:
         return []
     (bits,) = to_codes([vector], state)
-    scored = _scan_partitions(
-        vec_table(generation), emb_table(generation), partitions, bits, vector
-    )
-    scored.sort(key=lambda row: -row[1])
-    return [chunk_id for chunk_id, _ in scored[:LEG_DEPTH]]
+    candidates = _scan_partitions(vec_table(generation), partitions, bits)
+    candidates.sort(key=lambda row: row[1])
+    connection.ensure_connection()
+    raw = connection.connection
+    ids = [row[0] for row in candidates[:RESCORE_CANDIDATES]]
+    if not ids:
+        return []
+    rows = raw.execute(
+        f"SELECT chunk_id, vector FROM {emb_table(generation)} "
+        f"WHERE chunk_id IN ({','.join('?' * len(ids))})",
+        ids,
+    ).fetchall()
+    matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
+    matrix = matrix.reshape(len(rows), -1)
+    scores = matrix @ vector
+    order = np.argsort(-scores)[:LEG_DEPTH]
+    return [rows[i][0] for i in order]
 
 
 _scan_pool = ThreadPoolExecutor(max_workers=KNN_THREADS, thread_name_prefix="jarvis-knn")
 
 
-def _scan_partitions(
-    table: str, floats: str, partitions: list[int], bits: bytes, vector: np.ndarray
-) -> list[tuple[int, float]]:
-    """Bit-code KNN over `partitions`, its best re-scored with the float
-    vectors, split across threads: sqlite releases the GIL while it scans, so
-    on two cores two halves take half the time, the way numpy's BLAS scan
-    uses both cores. Each half re-scores its own best (the halves are the
-    same buckets of every slice, so each holds half the best matches).
-    Inside a transaction the caller's own connection is used (other
-    connections could not see its writes)."""
+def _scan_partitions(table: str, partitions: list[int], bits: bytes) -> list[tuple[int, float]]:
+    """Bit-code KNN over `partitions`, split across threads. sqlite releases the
+    GIL while it scans, so on two cores two halves take half the time, the way
+    numpy's BLAS scan uses both cores. Inside a transaction the caller's own
+    connection is used (other connections could not see its writes)."""
     if connection.in_atomic_block or KNN_THREADS == 1 or len(partitions) < 2 * KNN_THREADS:
-        return _scan(table, floats, partitions, bits, vector, RESCORE_CANDIDATES)
+        return _scan(table, partitions, bits)
     groups = [partitions[i::KNN_THREADS] for i in range(KNN_THREADS)]
-    share = -(-RESCORE_CANDIDATES // KNN_THREADS)
-    futures = [
-        _scan_pool.submit(_scan_in_thread, table, floats, group, bits, vector, share)
-        for group in groups
-    ]
+    futures = [_scan_pool.submit(_scan_in_thread, table, group, bits) for group in groups]
     return [row for future in futures for row in future.result()]
 
 
-def _scan_in_thread(*args) -> list[tuple[int, float]]:
+def _scan_in_thread(table: str, partitions: list[int], bits: bytes) -> list[tuple[int, float]]:
     # Each pool thread keeps its own Django connection (connections are per thread).
-    return _scan(*args)
+    return _scan(table, partitions, bits)
 
 
-def _scan(
-    table: str, floats: str, partitions: list[int], bits: bytes, vector: np.ndarray, rescore: int
-) -> list[tuple[int, float]]:
-    """(chunk id, cosine) of the `rescore` best bit matches in `partitions`."""
+def _scan(table: str, partitions: list[int], bits: bytes) -> list[tuple[int, float]]:
     params: list = []
     for part in partitions:
         params += [bits, BIT_CANDIDATES, part]
     # Django's cursor wrapper is bypassed: this runs on every search and its
     # placeholder rewriting of a long UNION costs more than a small library's scan.
     connection.ensure_connection()
-    raw = connection.connection
-    candidates = raw.execute(_knn_sql(table, len(partitions)), params).fetchall()
-    candidates.sort(key=lambda row: row[1])
-    ids = [row[0] for row in candidates[:rescore]]
-    if not ids:
-        return []
-    rows = raw.execute(
-        f"SELECT chunk_id, vector FROM {floats} WHERE chunk_id IN ({','.join('?' * len(ids))})",
-        ids,
-    ).fetchall()
-    matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32)
-    scores = matrix.reshape(len(rows), -1) @ vector
-    return [(row[0], float(score)) for row, score in zip(rows, scores, strict=True)]
+    return connection.connection.execute(_knn_sql(table, len(partitions)), params).fetchall()
 
 
 @functools.lru_cache(maxsize=64)

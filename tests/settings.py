@@ -41,6 +41,16 @@ PASSWORD_HASHERS = ["tests.support.hashers.QuickArgon2PasswordHasher"]
 # gets JARVIS_TEST_HUEY_IMMEDIATE=0 (tests.support.processes.huey_consumer).
 HUEY = {**HUEY, "immediate": os.environ.get("JARVIS_TEST_HUEY_IMMEDIATE", "1") == "1"}
 
+# A real consumer asks its schedules which periodic tasks are due as it starts
+# and then once a minute (huey.consumer.Scheduler.periodic_task_seconds). A
+# test of a schedule firing sets JARVIS_TEST_SCHEDULE_CHECK_SECONDS for the
+# consumer it starts, so the next check comes in seconds rather than a minute;
+# what each check enqueues is still the schedules' own answer.
+if os.environ.get("JARVIS_TEST_SCHEDULE_CHECK_SECONDS"):
+    from huey.consumer import Scheduler
+
+    Scheduler.periodic_task_seconds = int(os.environ["JARVIS_TEST_SCHEDULE_CHECK_SECONDS"])
+
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.support.processes import ROOT, free_port, wait_for_port
 
@@ -88,8 +90,11 @@ def use_it_as_alice(base: str, password: str) -> None:
         assert response.status_code == 302, response.text
 
 
-def test_after_make_runs_steps_everything_in_the_data_dir_is_private(tmp_path):
-    data = tmp_path / "var"
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> Path:
+    """A data dir after the steps `make run` takes and someone using it; the
+    tests below only read it (the second one works on a copy)."""
+    data = tmp_path_factory.mktemp("make") / "var"
     manage(data, "migrate", "--noinput")
     manage(data, "collectstatic", "--noinput", "--verbosity", "0")
     seeded = manage(data, "seed_demo")
@@ -107,7 +112,11 @@ def test_after_make_runs_steps_everything_in_the_data_dir_is_private(tmp_path):
     finally:
         serve.send_signal(signal.SIGINT)
         serve.wait(timeout=30)
+    return data
 
+
+def test_after_make_runs_steps_everything_in_the_data_dir_is_private(made):
+    data = made
     assert stat.S_IMODE(data.stat().st_mode) == 0o700
     for name in ("jarvis.sqlite3", "huey.sqlite3", "secret_key"):
         assert stat.S_IMODE((data / name).stat().st_mode) == 0o600, name
@@ -117,12 +126,14 @@ def test_after_make_runs_steps_everything_in_the_data_dir_is_private(tmp_path):
     assert too_open(data) == []
 
 
-def test_migrate_tightens_an_older_install_but_not_a_vault(tmp_path):
+def test_migrate_tightens_an_older_install_but_not_a_vault(made, tmp_path):
+    # An install (a copy of the one above, so it is not migrated from scratch
+    # again) with a person's upload and a vault of their own.
     data = tmp_path / "var"
-    manage(data, "migrate", "--noinput")
+    shutil.copytree(made, data, symlinks=True)
     (data / "uploads" / "3" / "abc").mkdir(parents=True)
     (data / "uploads" / "3" / "abc" / "report.pdf").write_bytes(b"%PDF-1.4")
-    vault_note = data / "vaults" / "alice" / "note.md"
+    vault_note = data / "vaults" / "olivia" / "note.md"
     vault_note.parent.mkdir(parents=True)
     vault_note.write_text("# mine\n")
     # As an install from before umask 077 left it.

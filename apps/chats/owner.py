@@ -31,7 +31,7 @@ from django.utils import timezone
 from apps.chats import frames
 from apps.chats.live import REGISTRY
 from apps.chats.models import Message
-from apps.chats.relay import owner_group
+from apps.chats.relay import listen, owner_group, per_loop
 from apps.core.layers import layer_spans_processes
 
 logger = logging.getLogger(__name__)
@@ -78,25 +78,7 @@ class Owner:
                 task.cancel()
 
     async def _listen(self) -> None:
-        layer = get_channel_layer()
-        # The layer's default prefix, as every consumer's channel has: channels_redis
-        # reads a process's channels through one list per prefix, and a receiver
-        # of another prefix would hold the read lock while the sockets' messages wait.
-        self.channel = await layer.new_channel()
-        self.ready.set()
-        while True:
-            try:
-                message = await layer.receive(self.channel)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # a layer gone away: try again in a moment
-                logger.warning("the chat owner channel could not be read", exc_info=True)
-                await asyncio.sleep(1.0)
-                continue
-            try:
-                await self._handle(layer, message)
-            except Exception:  # one bad request never stops the listener
-                logger.exception("a chat owner request failed")
+        await listen(self, self._handle)
 
     async def _handle(self, layer, message: dict) -> None:
         kind = message.get("type")
@@ -112,13 +94,7 @@ _owners: dict[asyncio.AbstractEventLoop, Owner] = {}
 
 
 def _owner() -> Owner:
-    loop = asyncio.get_running_loop()
-    owner = _owners.get(loop)
-    if owner is None or owner.task.done():
-        for old in [key for key in _owners if key.is_closed()]:
-            del _owners[old]
-        owner = _owners[loop] = Owner(loop)
-    return owner
+    return per_loop(_owners, Owner)
 
 
 async def claim(chat_id: int) -> None:

@@ -131,40 +131,61 @@ class Fanout:
                 await get_channel_layer().group_discard(chat_group(chat_id), self.channel)
 
     async def _listen(self) -> None:
-        layer = get_channel_layer()
-        # The layer's default prefix, as every consumer's channel has: the
-        # list-based channels_redis reads a process's channels through one
-        # list per prefix (a receiver of another would hold the read lock).
-        self.channel = await layer.new_channel()
-        self.ready.set()
-        while True:
-            try:
-                message = await layer.receive(self.channel)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # a layer gone away: try again in a moment
-                await asyncio.sleep(1.0)
-                continue
-            chat_id = message.get("chat_id")
-            if message.get("origin") == ORIGIN or chat_id is None:
-                continue  # this process's own frames were handed over already
-            if message.get("type") == "chat.resync":
-                self.deliver(int(chat_id), RESYNC)
-            elif message.get("type") == "chat.frame":
-                self.deliver(int(chat_id), message["html"])
+        await listen(self, self._handle)
+
+    async def _handle(self, layer, message: dict) -> None:
+        chat_id = message.get("chat_id")
+        if message.get("origin") == ORIGIN or chat_id is None:
+            return  # this process's own frames were handed over already
+        if message.get("type") == "chat.resync":
+            self.deliver(int(chat_id), RESYNC)
+        elif message.get("type") == "chat.frame":
+            self.deliver(int(chat_id), message["html"])
+
+
+async def listen(holder, handle) -> None:
+    """Give `holder` a channel of this process (`holder.channel`, then
+    `holder.ready` set) and hand each message on it to `handle(layer,
+    message)` until cancelled; a layer gone away is tried again each second,
+    and a message that fails is logged without stopping the listener."""
+    layer = get_channel_layer()
+    # The layer's default prefix, as every consumer's channel has: the
+    # list-based channels_redis reads a process's channels through one list
+    # per prefix (a receiver of another would hold the read lock).
+    holder.channel = await layer.new_channel()
+    holder.ready.set()
+    while True:
+        try:
+            message = await layer.receive(holder.channel)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a layer gone away: try again in a moment
+            await asyncio.sleep(1.0)
+            continue
+        try:
+            await handle(layer, message)
+        except Exception:  # one bad message never stops the listener
+            logger.exception("a %s message failed", type(holder).__name__)
+
+
+def per_loop(instances: dict, make):
+    """The running event loop's instance from `instances`, made by
+    `make(loop)` the first time (tests and the CLI run one loop after
+    another; instances of closed loops are dropped)."""
+    loop = asyncio.get_running_loop()
+    instance = instances.get(loop)
+    if instance is None:
+        for old in [key for key in instances if key.is_closed()]:
+            del instances[old]
+        instance = instances[loop] = make(loop)
+    return instance
 
 
 _fanouts: dict[asyncio.AbstractEventLoop, Fanout] = {}
 
 
 def _fanout() -> Fanout:
-    loop = asyncio.get_running_loop()
-    fanout = _fanouts.get(loop)
-    if fanout is None:
-        for old in [key for key in _fanouts if key.is_closed()]:
-            del _fanouts[old]
-        fanout = _fanouts[loop] = Fanout(loop)
-    return fanout
+    return per_loop(_fanouts, Fanout)
 
 
 async def follow(chat_id: int, queue: FrameQueue) -> bool:
@@ -260,14 +281,7 @@ _outboxes: dict[asyncio.AbstractEventLoop, Outbox] = {}
 
 
 def _outbox() -> Outbox:
-    """The running event loop's outbox (tests and the CLI run one loop after another)."""
-    loop = asyncio.get_running_loop()
-    outbox = _outboxes.get(loop)
-    if outbox is None:
-        for old in [key for key in _outboxes if key.is_closed()]:
-            del _outboxes[old]
-        outbox = _outboxes[loop] = Outbox(loop)
-    return outbox
+    return per_loop(_outboxes, Outbox)
 
 
 def publish(chat_id: int, html: str) -> None:

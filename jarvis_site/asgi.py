@@ -4,10 +4,16 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jarvis_site.settings")
 
-from django.core.asgi import get_asgi_application
+import django
 
 # Initialise Django (apps, settings) before importing consumers and their models.
-django_asgi_app = get_asgi_application()
+django.setup(set_prefix=False)
+
+from apps.core.onehop import OneHopHandler  # noqa: E402
+
+# Django's ASGI handler, with the chat's send endpoints served in one thread
+# hop (apps.core.onehop).
+django_asgi_app = OneHopHandler()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -36,6 +36,9 @@ class Generation(Reply):
     # chat_header_frame) when a turn changed them; sent with the "header" touch
     # and with every whole frame after.
     header: str = ""
+    # The chat's header state (pages.header_state) when the turn loaded: the
+    # final frame renders the header again only if a turn or another tab changed it.
+    header_state: tuple | None = None
     dirty: set = field(default_factory=set)  # blocks changed since the last frame
     task: asyncio.Task | None = None
     # The first periodic save comes SAVE_INTERVAL after the start, not at the

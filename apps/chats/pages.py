@@ -47,10 +47,10 @@ def conversation_items(user, chat: Chat) -> list[tuple]:
     return items
 
 
-def regenerate_models(user, chat: Chat) -> list:
-    """The models a reply of `chat` may be regenerated with: the person's,
-    and only local ones for a private chat."""
-    models = list(models_for(user=user))
+def regenerate_models(user, chat: Chat, usable: list | None = None) -> list:
+    """The models a reply of `chat` may be regenerated with: the person's
+    (`usable`, when the caller has them), and only local ones for a private chat."""
+    models = list(models_for(user=user)) if usable is None else usable
     if chat.private:
         models = [m for m in models if not m.is_cloud]
     return models
@@ -58,18 +58,27 @@ def regenerate_models(user, chat: Chat) -> list:
 
 def chat_header_context(user, chat: Chat) -> dict:
     """What templates/chats/_chat_state.html needs: the badge and the model picker."""
+    usable = list(models_for(user=user))  # once: both parts read the catalogue
     return {
         "chat": chat,
         "user": user,
-        "default_model": default_model_for(user=user),
-        "regenerate_models": regenerate_models(user, chat),
+        "default_model": default_model_for(user=user, usable=usable),
+        "regenerate_models": regenerate_models(user, chat, usable),
     }
 
 
-def chat_header_frame(chat_id: int) -> str:
-    """The chat's header state as saved now, as a socket frame (apps.chats.frames)."""
+def header_state(chat: Chat) -> tuple:
+    """What of the chat the header shows (the badge, the model picker's choice)."""
+    return (chat.private, chat.model_label)
+
+
+def chat_header_frame(chat_id: int, *, unless: tuple | None = None) -> str:
+    """The chat's header state as saved now, as a socket frame (apps.chats.frames).
+    `unless`: a header_state the pages already show; "" when it is still that
+    (rendering the header costs a reply's end several ms: the catalogue, the
+    person's permissions, two partials)."""
     chat = Chat.objects.select_related("owner").filter(pk=chat_id).first()
-    if chat is None:
+    if chat is None or (unless is not None and header_state(chat) == unless):
         return ""
     return frames.render_header(chat_header_context(chat.owner, chat))
 
@@ -78,6 +87,7 @@ def chat_page_context(user, chat: Chat | None) -> dict:
     """The chat page: the conversation plus the chat list and the model picker,
     and what apps above chats add to it (page_hooks)."""
     chats = list(chats_for(user=user)[:200])
+    usable = list(models_for(user=user))
     return {
         **conversation_context(user, chat),
         "chats": chats,
@@ -85,9 +95,9 @@ def chat_page_context(user, chat: Chat | None) -> dict:
         "current_chat_id": chat.pk if chat is not None else None,
         "starting_points": starting_points_for(user) if chat is None else [],
         **chat_page_hooks_for(user, chat),
-        "models": list(models_for(user=user)),
-        "default_model": default_model_for(user=user),
+        "models": usable,
+        "default_model": default_model_for(user=user, usable=usable),
         "chats_kept": instance_settings().chats_kept,
         "chat_usage": chat_usage_for(chat),
-        "regenerate_models": regenerate_models(user, chat) if chat is not None else [],
+        "regenerate_models": regenerate_models(user, chat, usable) if chat is not None else [],
     }

@@ -31,7 +31,7 @@ from apps.chats.fallback import search_fallback
 from apps.chats.first_search import first_search, is_context_overflow
 from apps.chats.live import REGISTRY, Generation, flush, flusher, setup_slot
 from apps.chats.models import Message
-from apps.chats.pages import chat_header_frame
+from apps.chats.pages import chat_header_frame, header_state
 from apps.chats.reply import Reply
 from apps.chats.saving import SAVER, maybe_save, save, snapshot
 from apps.chats.speed import timed
@@ -71,9 +71,11 @@ REPEAT_NOTE = "Stopped: the model was repeating itself."
 LENGTH_NOTE = "Cut off: the model reached the most it may write in one reply."
 
 
-def reply_start(message_id: int, chat_id: int) -> Generation:
-    """Start writing the reply `message_id` on this event loop."""
-    generation = Generation(pk=message_id, chat_id=chat_id)
+def reply_start(message_id: int, chat_id: int, *, header: str = "") -> Generation:
+    """Start writing the reply `message_id` on this event loop. `header`: the
+    chat's header, rendered, when the turn's request changed it (a regenerate
+    on another model): every open tab gets it with the first frame."""
+    generation = Generation(pk=message_id, chat_id=chat_id, header=header)
     return REGISTRY.start(generation, run(generation))
 
 
@@ -144,11 +146,14 @@ async def run(generation: Generation, *, resume: bool = False) -> None:
             generation.chat_usage = await sync_to_async(chat_usage_line, thread_sensitive=False)(
                 generation.chat_id
             )
-            # The header as saved now: the turn may have made the chat private,
-            # a regenerate may have moved it to another model.
-            generation.header = await sync_to_async(chat_header_frame, thread_sensitive=False)(
-                generation.chat_id
+            # The header as saved now, if it changed since the turn loaded: the
+            # turn may have made the chat private, another tab may have moved
+            # it to another model.
+            header = await sync_to_async(chat_header_frame, thread_sensitive=False)(
+                generation.chat_id, unless=generation.header_state
             )
+            if header:
+                generation.header = header
         finally:
             flush(generation, everything=True)
             REGISTRY.finished(generation)
@@ -181,6 +186,7 @@ async def _turn(generation: Generation, *, resume: bool = False) -> None:
 async def _turn_body(generation: Generation, *, resume: bool = False) -> None:
     async with setup_slot():
         turn = await sync_to_async(setup.load, thread_sensitive=False)(generation.pk)
+    generation.header_state = header_state(turn.chat)
     generation.configure_link = bool(getattr(turn.user, "is_staff", False))
     if turn.refusal:
         raise ProviderError(turn.refusal)

@@ -1,5 +1,7 @@
-"""Chat pages. Sending, stopping and switching model are async views: a reply
-is started as a task on the web process's event loop (live.REGISTRY)."""
+"""Chat pages. A reply runs as a task on the web process's event loop
+(live.REGISTRY): the send, regenerate and edit endpoints write the turn in one
+thread hop and start it there (apps.core.onehop); Stop and the approval
+card's answer are async views."""
 
 from __future__ import annotations
 
@@ -21,15 +23,22 @@ from apps.chats.commands import chat_make_private, new_chat_private, new_chat_pr
 from apps.chats.export import chat_markdown, export_filename
 from apps.chats.folders import sidebar_context
 from apps.chats.history import search_chats
-from apps.chats.live import REGISTRY, setup_slot
+from apps.chats.live import REGISTRY
 from apps.chats.models import Chat, Message, PendingAction
-from apps.chats.pages import chat_header_context, chat_page_context, conversation_context
+from apps.chats.pages import (
+    chat_header_context,
+    chat_header_frame,
+    chat_page_context,
+    conversation_context,
+    header_state,
+)
 from apps.chats.reply import Reply
 from apps.chats.runner import reply_resume, reply_start, reply_stop_waiting
 from apps.chats.selectors import approval_card_for, chat_for, chats_for
 from apps.core.errors import Conflict, JarvisError, TooMany
 from apps.core.ids import parse_id, parse_ids
 from apps.core.middleware import csp_allow_inline_styles
+from apps.core.onehop import on_loop, one_hop
 from apps.core.refusals import refusal_html, refusal_swapped
 from apps.library.selectors import sources_visible_to, visible_to
 
@@ -128,7 +137,7 @@ def _start(user, chat: Chat | None, request: HttpRequest, context: str, on_start
     return chat, question, answer
 
 
-async def answer_send(
+def answer_send(
     request: HttpRequest,
     user,
     chat: Chat | None,
@@ -136,23 +145,21 @@ async def answer_send(
     context: str = "",
     on_start: Callable[[Chat], None] | None = None,
 ) -> HttpResponse:
-    """What every send endpoint does: write the question, start the reply on
-    this process's event loop, and answer the page. A new chat is opened (or,
-    from the drafts editor, the page stays where it was: `next`); an existing
-    one gets the exchange to append. `context` is a line for the model only;
-    `on_start(chat)` runs after the turn is written (the editor attaches the chat)."""
+    """What every send endpoint does (in one thread hop, apps.core.onehop):
+    write the question, start the reply on this process's event loop, and
+    answer the page. A new chat is opened (or, from the drafts editor, the page
+    stays where it was: `next`); an existing one gets the exchange to append.
+    `context` is a line for the model only; `on_start(chat)` runs after the
+    turn is written (the editor attaches the chat)."""
     try:
-        async with setup_slot():
-            started, question, answer = await sync_to_async(_start)(
-                user, chat, request, context, on_start
-            )
+        started, question, answer = _start(user, chat, request, context, on_start)
     except Conflict as exc:
         return HttpResponse(_error(str(exc)), status=409)
     except TooMany as exc:
         return HttpResponse(_error(str(exc)), status=429)
     except JarvisError as exc:
         return HttpResponse(_error(str(exc)), status=400)
-    reply_start(answer.pk, started.pk)
+    on_loop(lambda: reply_start(answer.pk, started.pk))
     htmx = bool(request.htmx)
     if chat is None:
         url = _safe_next(request) or reverse("chats:detail", args=[started.pk])
@@ -163,8 +170,7 @@ async def answer_send(
         return response
     if not htmx:
         return redirect("chats:detail", pk=started.pk)
-    html = await sync_to_async(_exchange_html)(request, user, started, question, answer)
-    return HttpResponse(html)
+    return HttpResponse(_exchange_html(request, user, started, question, answer))
 
 
 def _exchange_html(request, user, chat: Chat, question: Message, answer: Message) -> str:
@@ -206,25 +212,26 @@ def _attach_error(request: HttpRequest, message: str) -> HttpResponse:
 
 @login_required
 @require_POST
-async def send_new(request: HttpRequest) -> HttpResponse:
-    user = await request.auser()
+@one_hop
+def send_new(request: HttpRequest) -> HttpResponse:
+    user = request.user
     on_start = None
     if request.POST.get("private") == "1":  # the composer's /private on the new-chat page
         model = request.POST.get("model", "").strip()
         try:
-            await sync_to_async(new_chat_private_check)(user=user, model_label=model)
+            new_chat_private_check(user=user, model_label=model)
         except JarvisError as exc:
             return HttpResponse(_error(str(exc)), status=400)
         on_start = new_chat_private
-    return await answer_send(request, user, None, on_start=on_start)
+    return answer_send(request, user, None, on_start=on_start)
 
 
 @login_required
 @require_POST
-async def send(request: HttpRequest, pk: int) -> HttpResponse:
-    user = await request.auser()
-    chat = await sync_to_async(chat_for)(user=user, pk=pk)
-    return await answer_send(request, user, chat)
+@one_hop
+def send(request: HttpRequest, pk: int) -> HttpResponse:
+    chat = chat_for(user=request.user, pk=pk)
+    return answer_send(request, request.user, chat)
 
 
 def _error(message: str) -> str:
@@ -296,15 +303,17 @@ def _conversation(request: HttpRequest, user, chat: Chat) -> HttpResponse:
     return render(request, "chats/_messages.html", conversation_context(user, chat))
 
 
-async def _branch_changed(
-    request: HttpRequest, user, chat: Chat, change: Callable[[], Message | None]
+def _branch_changed(
+    request: HttpRequest, chat: Chat, change: Callable[[], Message | None]
 ) -> HttpResponse:
     """Run `change` (a regenerate, an edit, a page to another version); start
     the reply it returns; tell the chat's other tabs; answer with the
     conversation as it now is. A refusal (a reply still running, a model the
-    chat may not use) is a 409 or 400 with the reason."""
+    chat may not use) is a 409 or 400 with the reason. In one thread hop
+    (apps.core.onehop)."""
+    shown = header_state(chat)
     try:
-        answer = await sync_to_async(change)()
+        answer = change()
     except Conflict as exc:
         return HttpResponse(_error(str(exc)), status=409)
     except TooMany as exc:
@@ -312,11 +321,14 @@ async def _branch_changed(
     except JarvisError as exc:
         return HttpResponse(_error(str(exc)), status=400)
     if answer is not None:
-        reply_start(answer.pk, chat.pk)  # its first frame tells the other tabs
+        # Its first frame tells the other tabs, with the header if the change
+        # moved the chat to another model.
+        header = chat_header_frame(chat.pk, unless=shown)
+        on_loop(lambda: reply_start(answer.pk, chat.pk, header=header))
     else:
-        leaf = await sync_to_async(_leaf_of)(chat)
-        REGISTRY.publish(chat.pk, frames.leaf_marker(leaf))
-    return await sync_to_async(_conversation)(request, user, chat)
+        marker = frames.leaf_marker(_leaf_of(chat))
+        on_loop(lambda: REGISTRY.publish(chat.pk, marker))
+    return _conversation(request, request.user, chat)
 
 
 def _leaf_of(chat: Chat) -> int:
@@ -325,15 +337,15 @@ def _leaf_of(chat: Chat) -> int:
 
 @login_required
 @require_POST
-async def regenerate(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
+@one_hop
+def regenerate(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
     """A new reply beside `message_id` (with another model if one is chosen)."""
-    user = await request.auser()
-    chat = await sync_to_async(chat_for)(user=user, pk=pk)
-    reply = await sync_to_async(get_object_or_404)(chat.messages, pk=message_id)
+    user = request.user
+    chat = chat_for(user=user, pk=pk)
+    reply = get_object_or_404(chat.messages, pk=message_id)
     label = request.POST.get("model", "").strip() or None
-    return await _branch_changed(
+    return _branch_changed(
         request,
-        user,
         chat,
         lambda: services.reply_regenerate(user=user, chat=chat, reply=reply, model_label=label),
     )
@@ -341,32 +353,29 @@ async def regenerate(request: HttpRequest, pk: int, message_id: int) -> HttpResp
 
 @login_required
 @require_POST
-async def edit(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
+@one_hop
+def edit(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
     """The person's message `message_id`, rewritten: the chat goes on from it."""
-    user = await request.auser()
-    chat = await sync_to_async(chat_for)(user=user, pk=pk)
-    message = await sync_to_async(get_object_or_404)(chat.messages, pk=message_id)
+    chat = chat_for(user=request.user, pk=pk)
+    message = get_object_or_404(chat.messages, pk=message_id)
     text = request.POST.get("text", "")
-    return await _branch_changed(
-        request,
-        user,
-        chat,
-        lambda: services.message_edit(chat=chat, message=message, text=text)[1],
+    return _branch_changed(
+        request, chat, lambda: services.message_edit(chat=chat, message=message, text=text)[1]
     )
 
 
 @login_required
 @require_POST
-async def branch(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
+@one_hop
+def branch(request: HttpRequest, pk: int, message_id: int) -> HttpResponse:
     """Page to another version of a message (the pager under it: "2 of 3")."""
-    user = await request.auser()
-    chat = await sync_to_async(chat_for)(user=user, pk=pk)
-    message = await sync_to_async(get_object_or_404)(chat.messages, pk=message_id)
+    chat = chat_for(user=request.user, pk=pk)
+    message = get_object_or_404(chat.messages, pk=message_id)
 
     def show() -> None:
         services.branch_show(chat=chat, message=message)
 
-    return await _branch_changed(request, user, chat, show)
+    return _branch_changed(request, chat, show)
 
 
 @login_required
@@ -434,10 +443,19 @@ def model(request: HttpRequest, pk: int) -> HttpResponse:
             return HttpResponse(refusal_html(str(exc)), status=400)
         messages.error(request, str(exc))
         return redirect("chats:detail", pk=chat.pk)
+    header = _header_everywhere(request.user, chat)
     if request.htmx:
         # The page stays where it is; the header shows the model now in use.
-        return HttpResponse(frames.render_header(chat_header_context(request.user, chat)))
+        return HttpResponse(header)
     return redirect("chats:detail", pk=chat.pk)
+
+
+def _header_everywhere(user, chat: Chat) -> str:
+    """The chat's header as it is now, handed to every open tab of the chat
+    (a picker or a /private in one tab shows in the others at once)."""
+    header = frames.render_header(chat_header_context(user, chat))
+    on_loop(lambda: REGISTRY.publish(chat.pk, header))
+    return header
 
 
 @login_required
@@ -519,9 +537,10 @@ def private(request: HttpRequest, pk: int) -> HttpResponse:
         said = chat_make_private(chat=chat)
     except JarvisError as exc:
         return HttpResponse(_error(str(exc)), status=400)
+    header = _header_everywhere(request.user, chat)
     if request.htmx:
         # The header's badge and model picker as they are now, swapped in oob.
-        response = HttpResponse(frames.render_header(chat_header_context(request.user, chat)))
+        response = HttpResponse(header)
         response["Jarvis-Said"] = said
         return response
     messages.success(request, said)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
@@ -20,6 +19,7 @@ from apps.chats.pages import conversation_context
 from apps.chats.views import answer_send
 from apps.core.errors import AlreadyExists, Conflict, JarvisError, Refused
 from apps.core.ids import parse_id
+from apps.core.onehop import one_hop
 from apps.drafts import builds, sandbox, selectors, services
 from apps.drafts.build_queue import build_queue
 from apps.drafts.forms import NewDraftForm, NewFileForm
@@ -122,19 +122,20 @@ def editor(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-async def chat_send(request: HttpRequest, pk: int) -> HttpResponse:
+@one_hop
+def chat_send(request: HttpRequest, pk: int) -> HttpResponse:
     """A message from the editor's chat panel: a turn of the draft's chat (the
     first one starts it and links it to the draft), told which file is open."""
-    user = await request.auser()
-    draft = await sync_to_async(selectors.draft_for)(user=user, pk=pk)
-    chat = await sync_to_async(selectors.draft_chat_for)(user=user, draft=draft)
+    user = request.user
+    draft = selectors.draft_for(user=user, pk=pk)
+    chat = selectors.draft_chat_for(user=user, draft=draft)
     note = selectors.open_file_note_for(draft=draft, filename=request.POST.get("file"))
 
     def attach(started) -> None:
         if chat is None:
             services.draft_attach_chat(draft=draft, chat=started)
 
-    return await answer_send(request, user, chat, context=note, on_start=attach)
+    return answer_send(request, user, chat, context=note, on_start=attach)
 
 
 @login_required

@@ -47,12 +47,14 @@ def _usable(user: User, model: ModelEntry) -> bool:
     return models_for(user=user).filter(pk=model.pk).exists()
 
 
-def default_model_for(*, user: User) -> ModelEntry | None:
+def default_model_for(*, user: User, usable: list[ModelEntry] | None = None) -> ModelEntry | None:
     """Their own default while they may still use it, else the instance
-    default if they may use that, else None."""
+    default if they may use that, else None. `usable`: models_for(user=user)
+    when the caller has it already (the chat header shows both)."""
     # One query for both candidates (this runs for every reply): the
     # catalogue a person may use is a handful of rows.
-    usable = {model.pk: model for model in models_for(user=user)}
+    catalogue = models_for(user=user) if usable is None else usable
+    usable = {model.pk: model for model in catalogue}
     for model_id in (user.default_model_id, instance_settings().default_model_id):
         if model_id in usable:
             return usable[model_id]

@@ -38,7 +38,7 @@ def started(monkeypatch) -> list[int]:
     """Replies the views started. The test client runs an async view on an
     event loop that ends with the request, so the test runs them (`finish`)."""
     ids: list[int] = []
-    monkeypatch.setattr("apps.chats.views.reply_start", lambda pk, chat_id: ids.append(pk))
+    monkeypatch.setattr("apps.chats.views.reply_start", lambda pk, chat_id, **_: ids.append(pk))
     return ids
 
 

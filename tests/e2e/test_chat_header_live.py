@@ -174,3 +174,27 @@ def test_regenerating_on_another_model_moves_the_header_picker_to_it(
     chat.refresh_from_db()
     assert chat.model_label == "cloud:big"
     assert real(errors) == []
+
+
+def test_a_model_chosen_in_one_tab_shows_in_the_other_at_once(
+    page, live_server_url, cloud_user, local_model, cloud_model, llm
+):
+    llm.queue(Reply(text="The valve was replaced in October."))
+    chat, _ = in_a_thread(run_turn, cloud_user, "When was the valve replaced?")
+    errors = collect_errors(page)
+    sign_in(page, live_server_url)
+    other = page.context.new_page()  # the same person's second tab
+    for tab in (page, other):
+        tab.add_init_script(FRAMES_SEEN)
+        tab.goto(f"{live_server_url}/chat/{chat.pk}/")
+        tab.wait_for_function("() => window.__framesSeen > 0")  # its socket is open
+    stays_on_the_page(other)
+
+    page.select_option("#chat-model", "cloud:big")
+    page.locator("[data-testid=model-form] button[type=submit]").click()
+
+    other.wait_for_function("() => document.querySelector('#chat-model').value === 'cloud:big'")
+    assert still_the_same_page(other)
+    chat.refresh_from_db()
+    assert chat.model_label == "cloud:big"
+    assert real(errors) == []

@@ -65,5 +65,5 @@ def finish(answer):
 def started(monkeypatch) -> list[int]:
     """Replies the send view started, for the test to run (`finish`)."""
     ids: list[int] = []
-    monkeypatch.setattr("apps.chats.views.reply_start", lambda pk, chat_id: ids.append(pk))
+    monkeypatch.setattr("apps.chats.views.reply_start", lambda pk, chat_id, **_: ids.append(pk))
     return ids

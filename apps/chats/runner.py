@@ -38,6 +38,7 @@ from apps.chats.speed import timed
 from apps.chats.text_calls import calls_in_text, repeating
 from apps.chats.tools import ask
 from apps.chats.usage import chat_usage_line
+from apps.core.onehop import after_sends
 from apps.llm import (
     Finished,
     OpaqueBlock,
@@ -184,6 +185,8 @@ async def _turn(generation: Generation, *, resume: bool = False) -> None:
 
 
 async def _turn_body(generation: Generation, *, resume: bool = False) -> None:
+    # Sends first: a burst's own sends land before the turns they start load.
+    await after_sends()
     async with setup_slot():
         turn = await sync_to_async(setup.load, thread_sensitive=False)(generation.pk)
     generation.header_state = header_state(turn.chat)

@@ -137,11 +137,17 @@ def setup_slot() -> asyncio.Semaphore:
     return slot
 
 
-def flush(generation: Generation, *, everything: bool = False) -> None:
+def flush(generation: Generation, *, everything: bool = False, text_only: bool = False) -> None:
     """Publish what changed since the last frame to every socket of the chat:
     text appended to the answer or the reasoning while they stream, other
-    blocks whole. `everything`: every block whole, and the composer."""
-    generation.dirty, dirty = set(), generation.dirty
+    blocks whole. `everything`: every block whole, and the composer.
+    `text_only`: only the appended text; other changed blocks wait for the
+    next frame."""
+    if text_only:
+        dirty = generation.dirty & {block for _, _, block in generation.streams()}
+        generation.dirty -= dirty
+    else:
+        generation.dirty, dirty = set(), generation.dirty
     if everything:
         for stream, text, _ in generation.streams():
             stream.synced(text)
@@ -178,7 +184,12 @@ async def flusher(generation: Generation) -> None:
     try:
         await asyncio.Event().wait()
     finally:
-        TICKER.replies.pop(generation.pk, None)
+        untick(generation)
+
+
+def untick(generation: Generation) -> None:
+    """No more ticker frames for `generation`."""
+    TICKER.replies.pop(generation.pk, None)
 
 
 class Ticker:

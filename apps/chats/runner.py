@@ -29,7 +29,7 @@ from apps.chats.attribution import ATTRIBUTED_NOTE, attribute
 from apps.chats.compaction import maybe_compact
 from apps.chats.fallback import search_fallback
 from apps.chats.first_search import first_search, is_context_overflow
-from apps.chats.live import REGISTRY, Generation, flush, flusher, setup_slot
+from apps.chats.live import REGISTRY, Generation, flush, flusher, setup_slot, untick
 from apps.chats.models import Message
 from apps.chats.pages import chat_header_frame, header_state
 from apps.chats.reply import Reply
@@ -121,6 +121,11 @@ async def run(generation: Generation, *, resume: bool = False) -> None:
         # Sockets and Stops served by other processes reach this one (apps.chats.owner).
         await owner.claim(generation.chat_id)
         await _turn(generation, resume=resume)
+        # The model's last words go out now, as the ticker would have sent
+        # them: the final frame (every block whole) waits for the last save,
+        # tens of ms and more in a burst, and the person should not.
+        if generation.dirty and generation.streaming:
+            flush(generation, text_only=True)
         if generation.status not in (
             Message.Status.ERROR,
             Message.Status.STOPPED,
@@ -137,6 +142,9 @@ async def run(generation: Generation, *, resume: bool = False) -> None:
         logger.exception("reply %s failed", generation.pk)
         await _failed(generation, f"something went wrong while answering ({type(exc).__name__})")
     finally:
+        # Off the ticker now, not when the cancelled task next runs: a tick in
+        # between would send the blocks the final frame is about to send whole.
+        untick(generation)
         frames_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await frames_task

@@ -117,3 +117,35 @@ def test_a_socket_that_stops_reading_holds_a_bounded_queue_and_is_owed_one_resyn
     assert RESYNC in frames
     assert frames[-1] == f"frame {10 * LISTENER_FRAMES - 1}"
     assert len(frames) - frames.index(RESYNC) - 1 < LISTENER_FRAMES
+
+
+def test_the_last_words_reach_the_page_before_the_final_save(owner, local_model, llm, monkeypatch):
+    """The final frame waits for the reply's last save; the model's last words
+    do not: they go out as appended text the moment the stream ends, and no
+    frame comes between them and the final one."""
+    from apps.chats import runner
+    from tests.fakes.llm import Reply as Scripted
+    from tests.support.fixtures import run_turn
+
+    sent: list[str] = []
+    monkeypatch.setattr(relay, "publish", lambda chat_id, html: sent.append(html))
+    saved_after: list[int] = []  # how many frames had gone out when the final save ran
+    real_save = runner.save
+
+    def save(snapshot):
+        if snapshot.final:
+            saved_after.append(len(sent))
+        real_save(snapshot)
+
+    monkeypatch.setattr(runner, "save", save)
+    llm.queue(Scripted(text="The boiler was serviced in March by Brightwarm."))
+    _, answer = run_turn(owner, "When was the boiler serviced?")
+
+    assert answer.text.endswith("by Brightwarm.")
+    before_save = sent[: saved_after[0]]
+    shown = "".join(before_save)
+    assert "Brightwarm." in shown  # appended text or the open block, before the save
+    assert 'data-status="done"' not in shown
+    # After the save: the final frame, whole, and nothing else of this reply.
+    after = sent[saved_after[0] :]
+    assert len(after) == 1 and 'data-status="done"' in after[0]

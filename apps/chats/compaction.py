@@ -7,8 +7,9 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from apps.chats import setup, tree
-from apps.chats.live import Generation, flush
+from apps.chats.live import flush
 from apps.chats.models import Chat, Message
+from apps.chats.reply import Generation
 from apps.llm import TextDelta, stream_chat
 
 KEEP_EXCHANGES = 4  # the last exchanges sent verbatim, never summarised

@@ -6,8 +6,8 @@ from __future__ import annotations
 from asgiref.sync import sync_to_async
 
 from apps.chats import tools
-from apps.chats.live import Generation
 from apps.chats.models import Message
+from apps.chats.reply import Generation
 from apps.chats.setup import question_of
 from apps.library.search import search
 

@@ -2,9 +2,9 @@
 
 Two limits, both counted in the database so every web process agrees (a
 per-process counter would let a flood through N processes N times): replies
-of the person's that are still being written (`pending` or `streaming`; a
-reply waiting on the person's own approval card costs nothing and is not
-counted), and replies started in the last minute. Send, regenerate and edit
+of the person's that are still being written (`Message.WRITING`: pending or
+streaming; a reply waiting on the person's own approval card costs nothing and
+is not counted), and replies started in the last minute. Send, regenerate and edit
 each start one reply, so each is counted by the reply it creates.
 """
 
@@ -24,7 +24,7 @@ WINDOW = timedelta(minutes=1)
 def flood_check(user) -> None:
     """Raise TooMany when `user` may not start another reply now."""
     replies = Message.objects.filter(chat__owner=user, role=Message.Role.ASSISTANT)
-    running = replies.filter(status__in=(Message.Status.PENDING, Message.Status.STREAMING)).count()
+    running = replies.filter(status__in=Message.WRITING).count()
     if running >= settings.CHAT_MAX_RUNNING_PER_PERSON:
         raise TooMany(
             f"You already have {_replies(running)} being written. Wait for one to finish "

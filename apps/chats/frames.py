@@ -66,7 +66,7 @@ def render_blocks(
                     "chats/_chat_usage.html", {"chat_usage": reply.chat_usage, "oob": True}
                 )
             )
-        if getattr(reply, "header", ""):
+        if reply.header:
             parts.append(reply.header)
     if leaf:
         parts.append(leaf_marker(reply.pk))

@@ -1,83 +1,29 @@
-"""Replies being written in this web process. Each is a Generation (the Reply
-plus its task and the blocks changed since the last frame) in REGISTRY, keyed
-by message id; closing a tab does not stop it, a reload or a second tab
-re-attaches, and every open socket of the chat, in this process or another,
-gets a frame about 15 times a second (`flush`, driven by one TICKER for all
-replies, handed over by apps.chats.relay): the text appended
-to the answer or the reasoning while they stream (apps.chats.streaming), other
-blocks whole."""
+"""Replies being written in this web process: the registry, the ticker and
+the frames.
+
+Each reply is a Generation (the Reply as its task writes it,
+apps.chats.reply) in REGISTRY, keyed by message id; closing a tab does not
+stop it, a reload or a second tab re-attaches, and every open socket of the
+chat, in this process or another, gets a frame about 15 times a second
+(`flush`, driven by one TICKER for all replies, handed over by
+apps.chats.relay): the text appended to the answer or the reasoning while
+they stream (apps.chats.streaming), other blocks whole."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Coroutine
-from dataclasses import dataclass, field
 
 from apps.chats import frames, relay
-from apps.chats.models import Message
-from apps.chats.reply import Reply
-from apps.chats.streaming import APPEND, WHOLE, TextStream
+from apps.chats.reply import Generation
+from apps.chats.streaming import APPEND, WHOLE
 
 logger = logging.getLogger(__name__)
 
 FRAME_INTERVAL = 0.066  # about 15 frames per second at most
 # The first periodic save comes this long after the start (apps.chats.saving).
 SAVE_INTERVAL = 2.0
-
-
-@dataclass
-class Generation(Reply):
-    """A reply being written: the Reply plus what only the running task needs."""
-
-    status_line: str = "Thinking…"
-    # The chat header's badge and model picker, rendered (apps.chats.pages
-    # chat_header_frame) when a turn changed them; sent with the "header" touch
-    # and with every whole frame after.
-    header: str = ""
-    # The chat's header state (pages.header_state) when the turn loaded: the
-    # final frame renders the header again only if a turn or another tab changed it.
-    header_state: tuple | None = None
-    dirty: set = field(default_factory=set)  # blocks changed since the last frame
-    task: asyncio.Task | None = None
-    # The first periodic save comes SAVE_INTERVAL after the start, not at the
-    # first token (when a burst of sends is still being handled).
-    last_save: float = field(default_factory=time.monotonic)
-    save_task: asyncio.Task | None = None
-    # The answer and the reasoning as frames show them while they grow
-    # (apps.chats.streaming): appended text, closed blocks rendered once.
-    answer_stream: TextStream | None = None
-    reasoning_stream: TextStream | None = None
-
-    def __post_init__(self) -> None:
-        self.answer_stream = TextStream(f"msg-{self.pk}-open", markdown=True)
-        self.reasoning_stream = TextStream(f"msg-{self.pk}-reasoning-open", markdown=False)
-
-    def touch(self, *blocks: str) -> None:
-        self.dirty.update(blocks)
-
-    @property
-    def streaming(self) -> bool:
-        return self.status in (Message.Status.PENDING, Message.Status.STREAMING)
-
-    @property
-    def answer_html(self):
-        if self.streaming:
-            return self.answer_stream.whole(self.text)
-        return super().answer_html
-
-    @property
-    def reasoning_html(self):
-        if self.streaming:
-            return self.reasoning_stream.whole(self.reasoning)
-        return super().reasoning_html
-
-    def streams(self):
-        return (
-            (self.answer_stream, self.text, "answer"),
-            (self.reasoning_stream, self.reasoning, "reasoning"),
-        )
 
 
 class Registry:
@@ -156,7 +102,7 @@ def flush(generation: Generation, *, everything: bool = False, text_only: bool =
         return
     parts = []
     appends = {}
-    if generation.streaming:
+    if generation.being_written:
         for stream, text, block in generation.streams():
             if block in dirty:
                 kind, piece = stream.step(text)

@@ -123,6 +123,17 @@ class Message(models.Model):
         # goes on when they answer the card, even after a restart.
         WAITING = "waiting", "Waiting for your approval"
 
+    # What "in flight" means, defined once (querysets use them with status__in).
+    # A reply not finished yet: a task is writing it, or it waits for the
+    # person's answer on a card. The page shows it running (Stop, no usage
+    # line) and a chat starts no other turn meanwhile.
+    IN_FLIGHT = (Status.PENDING, Status.STREAMING, Status.WAITING)
+    # A reply a task is writing now, in some web process: what the send
+    # flood limit counts, what the periodic saves may overwrite, and what a
+    # restart marks interrupted. A waiting reply has no task: it costs
+    # nothing, survives a restart and goes on when the person answers.
+    WRITING = (Status.PENDING, Status.STREAMING)
+
     chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="messages")
     # The message this one follows in its branch (None: the chat's first
     # message, or one of its edited versions).
@@ -155,7 +166,7 @@ class Message(models.Model):
 
     @property
     def in_flight(self) -> bool:
-        return self.status in (self.Status.PENDING, self.Status.STREAMING, self.Status.WAITING)
+        return self.status in self.IN_FLIGHT
 
 
 class PendingAction(models.Model):

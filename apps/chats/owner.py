@@ -8,13 +8,15 @@ replies are sent to it whole) and `owner.stop` (Stop was pressed on a page
 served by another process). With the in-memory layer the requests come from
 this process only, through the same path.
 
-Replies left in flight by a process that ended (a restart, a crash) are
-marked interrupted. With one web process every such reply in the database is
-an orphan when the process starts. With several sharing a layer, another
-process may be running it right now, so the owner keeps a lease: every
-HEARTBEAT seconds the replies running here are touched (`updated_at`), and
-each process marks interrupted the in-flight replies nobody touched for
-LEASE seconds: at start and every LEASE seconds after (`orphan_watch`).
+Replies left being written (`Message.WRITING`) by a process that ended (a
+restart, a crash) are marked interrupted; one waiting for the person's
+answer has no task to lose and is left waiting. With one web process every
+such reply in the database is an orphan when the process starts. With several
+sharing a layer, another process may be running it right now, so the owner
+keeps a lease: every HEARTBEAT seconds the replies running here are touched
+(`updated_at`), and each process marks interrupted the replies being written
+that nobody touched for LEASE seconds: at start and every LEASE seconds after
+(`orphan_watch`).
 """
 
 from __future__ import annotations
@@ -134,16 +136,13 @@ def _touch(message_ids: list[int]) -> None:
 
 
 def interrupted_sweep() -> int:
-    """Replies left pending or streaming by a process that ended: marked
+    """Replies left being written (pending or streaming) by a process that ended: marked
     interrupted (their text kept, a note saying why). A reply running here is
     left alone, and with a shared layer so is one another process touched in
     the last LEASE seconds. Returns how many were marked. Run once when this
     process starts serving (jarvis_site.asgi, apps.core.startup) and, with a
     shared layer, every LEASE seconds (`orphan_watch`)."""
-    stale = Message.objects.filter(
-        role=Message.Role.ASSISTANT,
-        status__in=[Message.Status.PENDING, Message.Status.STREAMING],
-    )
+    stale = Message.objects.filter(role=Message.Role.ASSISTANT, status__in=Message.WRITING)
     if layer_spans_processes():
         stale = stale.filter(updated_at__lt=timezone.now() - timedelta(seconds=LEASE))
     marked = 0

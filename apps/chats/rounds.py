@@ -18,9 +18,9 @@ from apps.chats.approvals import (
     card_payload,
     refusal_before_run,
 )
-from apps.chats.live import Generation
 from apps.chats.models import Message, PendingAction
 from apps.chats.pages import chat_header_frame
+from apps.chats.reply import Generation
 from apps.chats.services import chat_mark_private
 from apps.llm import ToolCall
 

@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import json
 import logging
-from dataclasses import fields
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -29,11 +28,11 @@ from apps.chats.attribution import ATTRIBUTED_NOTE, attribute
 from apps.chats.compaction import maybe_compact
 from apps.chats.fallback import search_fallback
 from apps.chats.first_search import first_search, is_context_overflow
-from apps.chats.live import REGISTRY, Generation, flush, flusher, setup_slot, untick
+from apps.chats.live import REGISTRY, flush, flusher, setup_slot, untick
 from apps.chats.models import Message
 from apps.chats.pages import chat_header_frame, header_state
-from apps.chats.reply import Reply
-from apps.chats.saving import SAVER, maybe_save, save, snapshot
+from apps.chats.reply import Generation, Reply
+from apps.chats.saving import SAVER, maybe_save, save
 from apps.chats.speed import timed
 from apps.chats.text_calls import calls_in_text, repeating
 from apps.chats.tools import ask
@@ -44,6 +43,7 @@ from apps.llm import (
     OpaqueBlock,
     ProviderError,
     ReasoningDelta,
+    ReplyBuilder,
     TextDelta,
     ToolCall,
     ToolCallStarted,
@@ -83,8 +83,7 @@ def reply_start(message_id: int, chat_id: int, *, header: str = "") -> Generatio
 async def reply_resume(message_id: int) -> Generation:
     """Go on with a reply whose approval card the person has just answered."""
     saved = await sync_to_async(_saved_reply, thread_sensitive=False)(message_id)
-    generation = Generation(**{f.name: getattr(saved, f.name) for f in fields(Reply)})
-    generation.status = Message.Status.PENDING
+    generation = Generation.resumed(saved)
     return REGISTRY.start(generation, run(generation, resume=True))
 
 
@@ -124,7 +123,7 @@ async def run(generation: Generation, *, resume: bool = False) -> None:
         # The model's last words go out now, as the ticker would have sent
         # them: the final frame (every block whole) waits for the last save,
         # tens of ms and more in a burst, and the person should not.
-        if generation.dirty and generation.streaming:
+        if generation.dirty and generation.being_written:
             flush(generation, text_only=True)
         if generation.status not in (
             Message.Status.ERROR,
@@ -135,7 +134,7 @@ async def run(generation: Generation, *, resume: bool = False) -> None:
     except asyncio.CancelledError:
         generation.status = Message.Status.STOPPED
         generation.notes.append("Stopped: this is what arrived before you stopped it.")
-        generation.turns = setup._balanced(generation.turns)
+        generation.turns = setup.without_unanswered_calls(generation.turns)
     except ProviderError as exc:
         await _failed(generation, exc.message)
     except Exception as exc:  # the reply says so; the log has the traceback
@@ -151,7 +150,7 @@ async def run(generation: Generation, *, resume: bool = False) -> None:
         generation.status_line = ""
         try:
             await SAVER.settled(generation)  # a periodic save lands before the final one
-            await sync_to_async(save, thread_sensitive=False)(snapshot(generation, final=True))
+            await sync_to_async(save, thread_sensitive=False)(generation.snapshot(final=True))
             generation.chat_usage = await sync_to_async(chat_usage_line, thread_sensitive=False)(
                 generation.chat_id
             )
@@ -366,7 +365,7 @@ async def _tool_loop(generation, turn, ctx, conversation, specs):
         if not calls:
             return blocks
         if round_number > settings.CHAT_MAX_TOOL_ROUNDS:
-            generation.turns = setup._balanced(generation.turns)
+            generation.turns = setup.without_unanswered_calls(generation.turns)
             generation.notes.append(ROUND_LIMIT_NOTE)
             generation.usage["stop_reason"] = "round_limit"
             generation.touch("notes")
@@ -389,8 +388,14 @@ async def _tool_loop(generation, turn, ctx, conversation, specs):
 
 
 async def _stream(generation, turn, conversation, specs):
-    """One model call: stream text and reasoning into the reply, collect tool calls."""
-    blocks: list[dict] = []
+    """One model call: stream text and reasoning into the reply, collect tool calls.
+
+    Returns (blocks, calls). The blocks are the call's part of the transcript:
+    its text first, then the calls and the provider's opaque blocks in arrival
+    order as llm's ReplyBuilder folds them. The text is put in front when the
+    stream has ended and what a small model wrote as a call is taken out of
+    it; the reasoning stays out."""
+    builder = ReplyBuilder()
     calls: list[ToolCall] = []
     text_start = len(generation.text)
     if generation.text:
@@ -414,25 +419,10 @@ async def _stream(generation, turn, conversation, specs):
         elif isinstance(event, ToolCallStarted):
             generation.status_line = f"Calling {event.name}…"
             generation.touch("status")
-        elif isinstance(event, ToolCall):
-            calls.append(event)
-            blocks.append(
-                {
-                    "type": "tool_call",
-                    "id": event.id,
-                    "name": event.name,
-                    "arguments": event.arguments,
-                }
-            )
-        elif isinstance(event, OpaqueBlock):
-            blocks.append(
-                {
-                    "type": "opaque",
-                    "provider": event.provider,
-                    "model": event.model,
-                    "data": event.data,
-                }
-            )
+        elif isinstance(event, ToolCall | OpaqueBlock):
+            if isinstance(event, ToolCall):
+                calls.append(event)
+            builder.feed(event)
         elif isinstance(event, Usage):
             for key, value in (
                 ("input_tokens", event.input_tokens),
@@ -455,12 +445,11 @@ async def _stream(generation, turn, conversation, specs):
             generation.text = generation.text[:text_start] + text
             generation.touch("answer")
             calls = written
-            blocks += [
-                {"type": "tool_call", "id": c.id, "name": c.name, "arguments": c.arguments}
-                for c in written
-            ]
+            for call in written:
+                builder.feed(call)
     if not text.strip() and generation.text.endswith("\n\n"):
         generation.text = generation.text[: text_start - 2]
+    blocks = builder.blocks
     if text.strip():
         blocks.insert(0, {"type": "text", "text": text})
     return blocks, calls

@@ -1,6 +1,6 @@
 """Saving a reply while it streams and when it ends: the fields are copied on
-the event loop (a Snapshot) and written from a thread, so the stream never
-waits on the database.
+the event loop (`Reply.snapshot`, apps.chats.reply) and written from a
+thread, so the stream never waits on the database.
 
 While replies stream, each is saved every SAVE_INTERVAL so that a restart
 keeps what it had; the replies due about the same time are written together
@@ -14,33 +14,17 @@ import asyncio
 import contextlib
 import logging
 import time
-from dataclasses import dataclass
 
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections, connection, transaction
 
 from apps.chats.history import index_exchange_row
-from apps.chats.live import SAVE_INTERVAL, Generation
+from apps.chats.live import SAVE_INTERVAL
 from apps.chats.models import Message
-from apps.chats.reply import Reply
+from apps.chats.reply import Generation, Reply, Snapshot
 from apps.chats.setup import question_of
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The reply's fields copied on the event loop, for a save in a thread."""
-
-    message_id: int
-    fields: dict
-    final: bool
-    index: bool
-
-
-def snapshot(generation: Generation, *, final: bool = False) -> Snapshot:
-    index = final and generation.status == Message.Status.DONE
-    return Snapshot(generation.pk, generation.stored(final=final), final, index)
 
 
 def save(snapshot: Snapshot) -> None:
@@ -127,7 +111,7 @@ class Saver:
     async def _write(self) -> None:
         await asyncio.sleep(self.GATHER)
         due, self.due, self.task = self.due, {}, None
-        snapshots = [snapshot(generation) for generation in due.values()]
+        snapshots = [generation.snapshot() for generation in due.values()]
         await sync_to_async(save_batch, thread_sensitive=False)(snapshots)
 
 
@@ -136,24 +120,25 @@ SAVER = Saver()
 
 def save_batch(snapshots: list[Snapshot]) -> None:
     """Write periodic snapshots in one transaction. Only rows still being
-    written are touched: a reply whose final save got there first keeps it.
+    written (Message.WRITING) are touched: a reply whose final save got there
+    first keeps it.
     One prepared UPDATE for every row: the ORM would build the same query
     once per reply (apps/chats/live.py's replies, every SAVE_INTERVAL)."""
     if not snapshots:
         return
     fields = [Message._meta.get_field(name) for name in Reply.STORED]
     assignments = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)
+    writing = ", ".join(["%s"] * len(Message.WRITING))
     # Only names from the model's own metadata go into the text; values are parameters.
     sql = (
         f"UPDATE {connection.ops.quote_name(Message._meta.db_table)} SET {assignments} "  # noqa: S608
-        "WHERE id = %s AND status IN (%s, %s)"
+        f"WHERE id = %s AND status IN ({writing})"
     )
     rows = [
         [
             *(f.get_db_prep_save(snap.fields[f.name], connection) for f in fields),
             snap.message_id,
-            Message.Status.PENDING,
-            Message.Status.STREAMING,
+            *Message.WRITING,
         ]
         for snap in snapshots
     ]

@@ -20,14 +20,7 @@ def chat_for(*, user, pk: int) -> Chat:
 
 def busy_message_for(*, chat: Chat) -> Message | None:
     return (
-        chat.messages.filter(
-            role=Message.Role.ASSISTANT,
-            status__in=[
-                Message.Status.PENDING,
-                Message.Status.STREAMING,
-                Message.Status.WAITING,
-            ],
-        )
+        chat.messages.filter(role=Message.Role.ASSISTANT, status__in=Message.IN_FLIGHT)
         .order_by("-id")
         .first()
     )

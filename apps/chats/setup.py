@@ -119,7 +119,7 @@ def conversation(chat: Chat, *, before: int) -> list[dict]:
             turns.append({"role": "assistant", "blocks": [{"type": "text", "text": message.text}]})
             continue
         turns.extend(message.turns)
-    return _balanced(without_images(turns))
+    return without_unanswered_calls(without_images(turns))
 
 
 def after_summary(chat: Chat, path: list[Message]) -> list[Message]:
@@ -130,9 +130,11 @@ def after_summary(chat: Chat, path: list[Message]) -> list[Message]:
     return path
 
 
-def _balanced(turns: list[dict]) -> list[dict]:
+def without_unanswered_calls(turns: list[dict]) -> list[dict]:
     """Drop a trailing assistant tool call whose result never came (a stopped
-    reply): providers refuse an unanswered tool call."""
+    reply, one cut at the round limit): providers refuse an unanswered tool
+    call. For the conversation sent to the model and for the transcript a
+    reply saves."""
     while (
         turns
         and turns[-1]["role"] == "assistant"

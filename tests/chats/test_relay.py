@@ -19,8 +19,9 @@ from django.utils import timezone
 
 from apps.chats import owner as reply_owner
 from apps.chats import relay
-from apps.chats.live import REGISTRY, Generation
+from apps.chats.live import REGISTRY
 from apps.chats.models import Chat, Message
+from apps.chats.reply import Generation
 
 CHAT = 515151
 

@@ -10,9 +10,10 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 
-from apps.chats.live import REGISTRY, Generation
+from apps.chats.live import REGISTRY
 from apps.chats.models import Message
 from apps.chats.relay import LISTENER_FRAMES
+from apps.chats.reply import Generation
 from jarvis_site.asgi import application
 from tests.fakes.llm import Reply
 from tests.support.fixtures import run_turn

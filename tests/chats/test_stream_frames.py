@@ -11,9 +11,10 @@ import re
 import pytest
 
 from apps.chats import relay
-from apps.chats.live import Generation, flush
+from apps.chats.live import flush
 from apps.chats.models import Message
 from apps.chats.relay import LISTENER_FRAMES, RESYNC, FrameQueue
+from apps.chats.reply import Generation
 
 CHAT = 424242
 

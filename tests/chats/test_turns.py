@@ -354,15 +354,17 @@ def test_a_batch_left_by_an_ended_event_loop_does_not_stop_later_saves(monkeypat
     from apps.chats import saving
 
     written = []
-    monkeypatch.setattr(saving, "snapshot", lambda generation: generation.pk)
     monkeypatch.setattr(saving, "save_batch", written.append)
     saver = saving.Saver()
 
+    def reply(pk):  # what the saver asks of a reply; its snapshot is its id here
+        return SimpleNamespace(pk=pk, save_task=None, snapshot=lambda: pk)
+
     async def leave_a_batch_gathering():
-        saver.add(SimpleNamespace(pk=1, save_task=None))
+        saver.add(reply(1))
 
     async def save_another():
-        saver.add(SimpleNamespace(pk=2, save_task=None))
+        saver.add(reply(2))
         await saver.task
 
     async_to_sync(leave_a_batch_gathering)()

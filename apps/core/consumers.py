@@ -5,6 +5,12 @@ anonymous connections before `accept()`, joins a group named for the session
 so logging out closes the socket, and re-checks the session periodically so a
 session ended elsewhere (a disabled user, a password change) closes it too.
 Origin and Host are checked before any consumer runs (asgi.py, apps/core/origins.py).
+
+Every socket here derives from `LayerGuardedConsumer`: with a shared channel
+layer (Redis) that cannot be reached, Channels fails to make the socket's
+channel before any consumer code runs, and daphne would answer the handshake
+with a 500 and a traceback in the log. The socket is refused instead, the
+outage logged once (see `LayerGuardedConsumer.__call__`).
 """
 
 from __future__ import annotations
@@ -32,7 +38,78 @@ CLOSE_SESSION_ENDED = 4403
 CLOSE_NOT_FOUND = 4404
 
 
-class AuthenticatedConsumer(AsyncJsonWebsocketConsumer):
+class LayerOutage:
+    """This process's sockets refused because the channel layer could not be
+    reached. The first refusal of an outage is logged, the rest only counted,
+    and the count is logged when a socket next gets its channel: a page
+    retries with backoff, and a line per retry from every tab would bury
+    the one that says what is wrong. Only the layer's class and the error's
+    kind are logged, never its message or the layer's address (a Redis URL
+    may carry a password)."""
+
+    def __init__(self) -> None:
+        self.refused = 0
+
+    def refuse(self, layer: object, error: BaseException) -> None:
+        if self.refused == 0:
+            logger.warning(
+                "websocket refused: the channel layer (%s) cannot be reached (%s); new "
+                "sockets are refused until it answers, open ones go on",
+                type(layer).__name__,
+                type(error).__name__,
+            )
+        self.refused += 1
+
+    def answered(self) -> None:
+        if self.refused:
+            logger.warning(
+                "the channel layer answers again; %d websocket(s) were refused meanwhile",
+                self.refused,
+            )
+            self.refused = 0
+
+
+LAYER_OUTAGE = LayerOutage()
+
+
+class LayerGuardedConsumer(AsyncJsonWebsocketConsumer):
+    """A consumer whose handshake is refused cleanly when the channel layer
+    cannot make its channel (a shared Redis that is down)."""
+
+    async def __call__(self, scope, receive, send) -> None:
+        # Channels' AsyncConsumer.__call__ (channels/consumer.py) sets
+        # self.channel_layer, awaits channel_layer.new_channel(), sets
+        # self.channel_name from it, and only then dispatches messages. So an
+        # exception with a layer and no channel_name can only be the layer
+        # failing to make the channel: nothing of the socket ran yet. Any
+        # other exception is the consumer's own and goes to daphne as before
+        # (a 500 during the handshake, 1011 after it).
+        try:
+            await super().__call__(scope, receive, send)
+        except Exception as error:
+            layer = getattr(self, "channel_layer", None)
+            if layer is None or hasattr(self, "channel_name"):
+                raise
+            LAYER_OUTAGE.refuse(layer, error)
+            # Refused before accept: daphne answers the handshake with 403
+            # and the browser sees a failed handshake (close code 1006),
+            # which the page's sockets retry with backoff (htmx's ws
+            # extension: 1 s, 2 s, 4 s… up to about a minute; the terminal
+            # panel: up to 30 s), its live badge saying "Offline" meanwhile.
+            # Not accept-then-close with 1013 ("try again later"): that
+            # would let the page read a reason, but htmx's extension resets
+            # its backoff on every open, so each tab would retry about once
+            # a second for as long as Redis is away, and a refused
+            # handshake is what every other "cannot serve a socket now"
+            # looks like to the page anyway.
+            await send({"type": "websocket.close"})
+
+    async def websocket_connect(self, message: dict) -> None:
+        LAYER_OUTAGE.answered()  # this socket has its channel: the layer is back
+        await super().websocket_connect(message)
+
+
+class AuthenticatedConsumer(LayerGuardedConsumer):
     # Channel-layer message types whose handlers touch no database. Channels
     # runs close_old_connections() on Django's one shared sync thread before
     # every message a consumer handles; for a chat's frames (about 15 a
@@ -76,7 +153,10 @@ class AuthenticatedConsumer(AsyncJsonWebsocketConsumer):
         try:
             await self.channel_layer.group_add(group, self.channel_name)
         except Exception:  # any layer error: logged, the socket goes on
-            logger.warning("could not join %s: the channel layer is unreachable", group)
+            # The group's kind only: a session's group is named with its
+            # session key (apps.core.realtime), which is a login.
+            kind = group.split(".", 1)[0]
+            logger.warning("could not join a %s group: the channel layer is unreachable", kind)
             return False
         self.groups_joined.append(group)
         return True
@@ -115,7 +195,7 @@ class AuthenticatedConsumer(AsyncJsonWebsocketConsumer):
         return alive and users.filter(pk=self.user.pk, is_active=True).exists()
 
 
-class NotFoundConsumer(AsyncJsonWebsocketConsumer):
+class NotFoundConsumer(LayerGuardedConsumer):
     """Every websocket path no app routes: refused before accept()."""
 
     async def connect(self) -> None:

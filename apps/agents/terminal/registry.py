@@ -5,15 +5,28 @@ as a second tab, and closing the panel detaches, never closes (a build running
 behind a shut panel is what the lifetime is for). What ends one: the shell
 exiting, the idle reaper (nobody attached and nothing typed for
 TERMINAL_IDLE_SECONDS), deleting the chat, changing or deleting its SSH
-profile or forgetting its host key, its owner losing the right to use it (the
-access watch: every TERMINAL_ACCESS_CHECK_SECONDS each open terminal is held
-against apps.agents.access, so a permission or a share taken away, from admin,
-a command or another process, ends the shell within seconds), or a restart.
-Unlike a chat reply nothing here ends by itself, so a reaper task sweeps.
+profile or forgetting its host key, its owner losing the right to use it, or
+a restart. Unlike a chat reply nothing here ends by itself, so a reaper task
+sweeps.
 
-One web process (the in-memory channel layer already requires it), so a dict
-is the registry. Django signals may fire in a worker thread (sync views run in
-daphne's thread pool): they reach the loop with call_soon_threadsafe.
+Each web process holds its own terminals (a socket stays on the process it
+reached; with several processes nginx sends a chat's terminal sockets to one
+of them, docs/deploy.md), so this registry is a dict of this process's only.
+Whatever ends a terminal must therefore reach the process that holds it, and
+a Django signal reaches only the process that saved: the access watch does
+that. Every TERMINAL_ACCESS_CHECK_SECONDS each open terminal is held against
+the database as saved now (spec.ended_because): its chat and profile still
+there, the profile's connection key still the one it started with, and its
+owner still allowed (apps.agents.access). So an edit, a delete, a permission
+or a share taken away, from any process, admin or a command, ends the shell
+within seconds, with the words the panel would show had the edit been made
+here; the signals (apps.agents.signals) only make that immediate in the
+process that served the edit. Polling rather than a channel-layer message:
+it needs no shared layer (the in-memory default reaches no other process)
+and nothing is lost while Redis is away or when an edit comes from a queryset
+update that fires no signal; it costs one small query per open terminal per
+interval. Django signals may fire in a worker thread (sync views run in
+daphne's thread pool): close_where reaches the loop with call_soon_threadsafe.
 """
 
 from __future__ import annotations
@@ -26,8 +39,8 @@ import time
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from apps.agents.access import refusal_for_chat
 from apps.agents.terminal.session import TerminalSession, TerminalSpec
+from apps.agents.terminal.spec import ended_because
 
 logger = logging.getLogger(__name__)
 
@@ -121,16 +134,17 @@ class Terminals:
                 logger.exception("the terminal access check failed")
 
     async def check_access_once(self) -> list[int]:
-        """Close every terminal of this loop whose owner may no longer use it
-        (apps.agents.access); the panel shows the reason."""
+        """Close every terminal of this loop that may not go on as saved now
+        (spec.ended_because: its chat or profile deleted, the profile's
+        connection changed, its owner's right gone); the panel shows why."""
         loop = asyncio.get_running_loop()
         closed = []
         for session in list(self.sessions.values()):
             if session.closed or session.loop is not loop:
                 continue
-            refusal = await sync_to_async(refusal_for_chat, thread_sensitive=False)(session.chat_id)
-            if refusal:
-                await session.close(f"{refusal[0].upper()}{refusal[1:]}: the shell was ended.")
+            reason = await sync_to_async(ended_because, thread_sensitive=False)(session.spec)
+            if reason and not session.closed:  # a signal may have closed it meanwhile
+                await session.close(reason)
                 closed.append(session.chat_id)
         return closed
 

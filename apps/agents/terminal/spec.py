@@ -1,4 +1,5 @@
-"""Who may open a chat's terminal, and what it connects to."""
+"""Who may open a chat's terminal, what it connects to, and whether an open
+one may go on (`ended_because`, asked by the registry's access watch)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from django.urls import reverse
 
+from apps.agents.access import refusal_for_session
 from apps.agents.models import AgentSession, SSHProfile
 from apps.agents.selectors import may_use_agents, profiles_for
 from apps.agents.services import profile_target
@@ -17,6 +19,15 @@ from apps.core import crypto
 
 if TYPE_CHECKING:
     from apps.accounts.models import User
+
+
+# Why a terminal ended, as its panel shows it (static/js/terminal.js adds the
+# full stop): the same words whichever process ends it, by the signal in the
+# process that saved the change (apps.agents.signals) or by the access watch
+# in any other (registry.py).
+PROFILE_CHANGED = "the SSH profile changed (host, user, key or host key); start a new shell"
+PROFILE_DELETED = "the SSH profile was deleted"
+CHAT_DELETED = "the chat was deleted"
 
 
 @dataclass(frozen=True)
@@ -79,3 +90,28 @@ def terminal_plan_for(user: User, chat_id: int) -> TerminalPlan | None:
         connection_key=connection_key(profile),
     )
     return TerminalPlan(spec=spec, fix_url=fix_url)
+
+
+def ended_because(spec: TerminalSpec) -> str:
+    """'' while a terminal started with `spec` may go on; otherwise why it
+    ends. Read from the database as saved now, so an edit saved by another
+    process (whose signal never reaches this one) is seen too: the chat or
+    its profile deleted, the profile changed in anything its connection uses
+    (`connection_key`: a rename is not), or the owner's right to use it gone
+    (apps.agents.access)."""
+    session = (
+        AgentSession.objects.select_related("profile", "chat__owner")
+        .filter(chat_id=spec.chat_id)
+        .first()
+    )
+    if session is None:
+        return CHAT_DELETED
+    profile = session.profile
+    if profile is None:
+        return PROFILE_DELETED
+    if profile.pk != spec.profile_id or connection_key(profile) != spec.connection_key:
+        return PROFILE_CHANGED
+    refusal = refusal_for_session(session)
+    if refusal:
+        return f"{refusal[0].upper()}{refusal[1:]}: the shell was ended."
+    return ""

@@ -20,6 +20,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from apps.chats.owner import interrupted_sweep, orphan_watch  # noqa: E402
 from apps.core import bodies  # noqa: E402
+from apps.core.bridge import serve as layer_bridge  # noqa: E402
 from apps.core.origins import SameOriginValidator  # noqa: E402
 from apps.core.startup import at_start  # noqa: E402
 from apps.mcp.http import with_mcp  # noqa: E402
@@ -45,4 +46,6 @@ router = ProtocolTypeRouter(
 # Once, before this process's first request or socket: replies a previous
 # process left half-written are marked interrupted (not on every page render);
 # with several processes sharing a layer, again whenever their lease runs out.
-application = at_start(router, [interrupted_sweep], background=[orphan_watch])
+# For its life: the worker's notices and draft events reach this process's
+# sockets through the bridge (apps.core.bridge; the in-memory layer only).
+application = at_start(router, [interrupted_sweep], background=[orphan_watch, layer_bridge])

@@ -207,9 +207,10 @@ class PingConsumer(AuthenticatedConsumer):
     their notices as toasts and in the header's bell (apps.core.notices). The
     shell uses it to show that live updates are connected.
 
-    Notices come as `notice.created` through the channel layer; with the
-    in-memory layer the worker's cannot, so a catch-up task asks for notices
-    newer than the last this socket knows every NOTICE_CATCH_UP_SECONDS."""
+    Notices come as `notice.created` through the channel layer, the worker's
+    through the web process's bridge (apps.core.bridge); where no bridge
+    listens in this process, a catch-up task asks for notices newer than the
+    last this socket knows every NOTICE_CATCH_UP_SECONDS."""
 
     async def on_authenticated(self) -> None:
         # An HTML fragment: the htmx websocket extension swaps it into the header.

@@ -2,12 +2,12 @@
 
 `notice_send` writes a row and, once it is committed, sends `notice.created`
 to its owner's notice group through the channel layer; only that person's
-live sockets (apps.core.consumers.PingConsumer) join it. The settings use the
-in-memory channel layer, which reaches only sockets of the same process: a
-notice written by the web process arrives at once, one written by the worker
-(another process; its group_send reaches nobody) arrives by each socket's
-catch-up, which asks for the person's notices newer than the last it showed
-when it connects and every NOTICE_CATCH_UP_SECONDS after (docs/architecture.md).
+live sockets (apps.core.consumers.PingConsumer) join it. With the default
+in-memory layer, a notice the worker writes reaches the web process through
+its bridge (apps.core.bridge); a socket asks for the person's notices newer
+than the last it showed when it connects (what was written while no page was
+open), and every NOTICE_CATCH_UP_SECONDS only where no bridge listens in its
+process (docs/architecture.md, "Live updates").
 
 Several notices of one kind that arrive close together are one toast
 (`group_notices`): "3 files ready: a.pdf, b.docx, c.md", failures in a toast
@@ -22,17 +22,17 @@ import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from apps.core import bridge
 from apps.core.ids import parse_ids
 from apps.core.layers import layer_spans_processes
 from apps.core.models import Notice
+from apps.core.realtime import layer_send
 
 logger = logging.getLogger(__name__)
 
@@ -81,21 +81,19 @@ def notice_send(
 
 
 def announce(notice: Notice) -> None:
-    """`notice.created` to its owner's sockets in this process (all of them,
-    with a channel layer that spans processes)."""
+    """`notice.created` to its owner's sockets, whichever process writes it."""
     try:
-        async_to_sync(get_channel_layer().group_send)(
-            notices_group(notice.user_id), {"type": "notice.created", "notice_id": notice.pk}
-        )
+        message = {"type": "notice.created", "notice_id": notice.pk}
+        layer_send(notices_group(notice.user_id), message)
     except Exception:  # the row is written: a catch-up or the next page load shows it
         logger.warning("could not announce notice %s: the channel layer is unreachable", notice.pk)
 
 
 def catch_up_seconds(*, joined: bool = True) -> float | None:
     """How often a socket asks for notices it was not sent; None when the
-    channel layer carries the worker's notices too (a shared layer whose
-    group the socket `joined`)."""
-    if joined and layer_spans_processes():
+    worker's notices reach it without asking: a shared layer whose group the
+    socket `joined`, or this web process's bridge (apps.core.bridge)."""
+    if joined and (layer_spans_processes() or bridge.serving_here()):
         return None
     return settings.NOTICE_CATCH_UP_SECONDS
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from apps.core.realtime import layer_send
 
 logger = logging.getLogger(__name__)
 
@@ -16,11 +15,8 @@ def draft_group(draft_id: int) -> str:
 
 
 def notify(draft_id: int, **event) -> None:
-    layer = get_channel_layer()
-    if layer is None:
-        return
     try:
-        async_to_sync(layer.group_send)(draft_group(draft_id), {"type": "draft.event", **event})
+        layer_send(draft_group(draft_id), {"type": "draft.event", **event})
     except Exception:
         # An editor that misses this finds the suggestion when it next loads the file.
         logger.exception("could not notify editors of draft %s", draft_id)

@@ -40,9 +40,7 @@ def test_a_reply_setup_waits_for_the_send_in_flight():
 
     async def scenario():
         order = []
-        send = asyncio.create_task(
-            handler.get_response_async(AsyncRequestFactory().get("/send/"))
-        )
+        send = asyncio.create_task(handler.get_response_async(AsyncRequestFactory().get("/send/")))
         await asyncio.sleep(0.1)
 
         async def reply_setup():
@@ -70,9 +68,7 @@ def test_a_reply_waits_no_longer_than_its_bound():
     RELEASE.clear()
 
     async def scenario():
-        send = asyncio.create_task(
-            handler.get_response_async(AsyncRequestFactory().get("/send/"))
-        )
+        send = asyncio.create_task(handler.get_response_async(AsyncRequestFactory().get("/send/")))
         await asyncio.sleep(0.1)
         await onehop.after_sends(most=0.2)
         waited_out = not send.done()

@@ -13,7 +13,6 @@ import re
 import socket
 import struct
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +28,7 @@ from django.test import Client
 from apps.chats.models import Chat
 from apps.core.notices import notice_send
 from jarvis_site.env import env_channel_layers
-from tests.support.processes import ROOT, child_env, free_port, wait_for_port
+from tests.support.processes import daphne_server, wait_for_port
 from tests.support.redis_server import Redis
 from tests.support.sockets import websocket_handshake
 
@@ -71,30 +70,9 @@ def fresh_layers():
     channel_layers.backends.clear()
 
 
-@contextmanager
-def daphne_logging_to(log: Path, **env: str) -> Iterator[str]:
-    """A real daphne (as tests.support.processes.daphne_server starts it)
-    whose stdout and stderr go to `log`; yields its base URL."""
-    port = free_port()
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-             "jarvis_site.asgi:application"],
-            env=child_env(JARVIS_ALLOWED_HOSTS="127.0.0.1,localhost", **env),
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        try:
-            wait_for_port(port, process)
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+def daphne_logging_to(log: Path, **env: str):
+    """A real daphne whose stdout and stderr go to `log`; yields its base URL."""
+    return daphne_server(log, **env)
 
 
 class LiveSocket:

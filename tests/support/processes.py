@@ -7,6 +7,7 @@ see them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -81,8 +82,15 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 @contextmanager
-def daphne_server(**env: str) -> Iterator[str]:
-    """A real daphne serving jarvis_site.asgi on a free port; yields its base URL."""
+def daphne_server(log: Path | None = None, **env: str) -> Iterator[str]:
+    """A real daphne serving jarvis_site.asgi on a free port; yields its base
+    URL. `log`: a file for its stdout and stderr (else they are the suite's)."""
+    with contextlib.ExitStack() as files:
+        out = files.enter_context(log.open("wb")) if log is not None else None
+        yield from _daphne(out, env)
+
+
+def _daphne(out, env: dict) -> Iterator[str]:
     port = free_port()
     process = subprocess.Popen(
         [
@@ -97,6 +105,8 @@ def daphne_server(**env: str) -> Iterator[str]:
         ],
         env=child_env(JARVIS_ALLOWED_HOSTS="127.0.0.1,localhost", **env),
         cwd=ROOT,
+        stdout=out,
+        stderr=subprocess.STDOUT if out is not None else None,
     )
     try:
         wait_for_port(port, process)

@@ -70,7 +70,8 @@ def test_a_page_on_the_other_process_follows_the_reply_and_stops_it(
     saved = Message.objects.get(role="assistant")
     assert saved.status == Message.Status.STOPPED
     assert LONG_TEXT.startswith(saved.text) and len(saved.text) > len(seen)
-    assert reply_state(second)["text"] == reply_state(first)["text"] == saved.text
+    # The pages read the answer's text trimmed; a stop may land just after a space.
+    assert reply_state(second)["text"] == reply_state(first)["text"] == saved.text.strip()
     first.locator("[data-testid=send]").wait_for()
     second.locator("[data-testid=send]").wait_for()
     assert errors == []

@@ -6,6 +6,7 @@ by `manage.py migrate`; a vault's files are never touched."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -15,10 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.support.processes import ROOT, free_port, wait_for_port
+from tests.support.web import csrf_token, signed_in_client
 
 SHELL_UMASK = 0o022  # what a login shell usually has, and what an old install ran with
 
@@ -62,22 +63,8 @@ def too_open(root: Path, *, skip: Path | None = None) -> list[str]:
 
 def use_it_as_alice(base: str, password: str) -> None:
     """Sign in, upload a note and start a draft, as a person would on the page."""
-    with httpx.Client(base_url=base, timeout=60, follow_redirects=False) as client:
-
-        def token(path: str) -> str:
-            page = client.get(path).text
-            return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)[1]
-
-        response = client.post(
-            "/accounts/login/",
-            data={
-                "username": "alice",
-                "password": password,
-                "csrfmiddlewaretoken": token("/accounts/login/"),
-            },
-        )
-        assert response.status_code == 302, response.text
-        csrf = {"X-CSRFToken": token("/library/add/")}
+    with contextlib.closing(signed_in_client(base, "alice", password)) as client:
+        csrf = {"X-CSRFToken": csrf_token(client, "/library/add/")}
         response = client.post(
             "/library/add/upload/",
             files={"files": ("shopping.md", b"# Shopping\n\nEggs, flour.\n", "text/markdown")},

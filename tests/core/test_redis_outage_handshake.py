@@ -7,8 +7,6 @@ socket opens and follows frames that travel through Redis
 
 from __future__ import annotations
 
-import base64
-import os
 import re
 import socket
 import struct
@@ -30,7 +28,7 @@ from apps.core.notices import notice_send
 from jarvis_site.env import env_channel_layers
 from tests.support.processes import daphne_server, wait_for_port
 from tests.support.redis_server import Redis
-from tests.support.sockets import websocket_handshake
+from tests.support.sockets import handshake_request, websocket_handshake
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -132,18 +130,8 @@ class LiveSocket:
 @contextmanager
 def live_socket(base_url: str, path: str, headers: dict[str, str]) -> Iterator[LiveSocket]:
     url = urlsplit(base_url)
-    key = base64.b64encode(os.urandom(16)).decode()
-    request = [
-        f"GET {path} HTTP/1.1",
-        f"Host: {url.netloc}",
-        "Upgrade: websocket",
-        "Connection: Upgrade",
-        f"Sec-WebSocket-Key: {key}",
-        "Sec-WebSocket-Version: 13",
-        *(f"{name}: {value}" for name, value in headers.items()),
-    ]
     with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
-        sock.sendall(("\r\n".join(request) + "\r\n\r\n").encode())
+        sock.sendall(handshake_request(base_url, path, headers))
         received = b""
         while b"\r\n\r\n" not in received:
             chunk = sock.recv(65536)

@@ -20,28 +20,15 @@ from django.urls import reverse
 from apps.chats.models import Chat, Message
 from tests.conftest import PASSWORD
 from tests.fakes.llm import Reply
+from tests.support.web import csrf_token, signed_in_client
 
 pytestmark = pytest.mark.e2e
 
 
 def signed_in(base: str, username: str) -> tuple[httpx.Client, str]:
     """A client signed in as `username` on the login page, and a CSRF token."""
-    client = httpx.Client(base_url=base, timeout=30, follow_redirects=False)
-
-    def token(path: str) -> str:
-        page = client.get(path).text
-        return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)[1]
-
-    response = client.post(
-        "/accounts/login/",
-        data={
-            "username": username,
-            "password": PASSWORD,
-            "csrfmiddlewaretoken": token("/accounts/login/"),
-        },
-    )
-    assert response.status_code == 302, response.text
-    return client, token("/chat/")
+    client = signed_in_client(base, username, PASSWORD, timeout=30)
+    return client, csrf_token(client, "/chat/")
 
 
 def chat_of(user) -> Chat:

@@ -23,14 +23,9 @@ def session_headers(user) -> list[tuple[bytes, bytes]]:
     ]
 
 
-def websocket_handshake(
-    base_url: str, path: str, headers: dict[str, str], *, timeout: float = 10
-) -> tuple[int, str]:
-    """Open a websocket on a live server as a browser would (a raw HTTP/1.1
-    Upgrade request, so nothing is added or fixed up on the way) and return the
-    handshake's status code (101: accepted) and the whole response head and body
-    read so far."""
-    url = urlsplit(base_url)
+def handshake_request(base_url: str, path: str, headers: dict[str, str]) -> bytes:
+    """A browser's websocket Upgrade request for `path`, as bytes on the wire
+    (Host from `base_url` unless `headers` name one)."""
     request = [
         f"GET {path} HTTP/1.1",
         "Upgrade: websocket",
@@ -40,9 +35,20 @@ def websocket_handshake(
         *(f"{name}: {value}" for name, value in headers.items()),
     ]
     if not any(name.lower() == "host" for name in headers):
-        request.append(f"Host: {url.netloc}")
+        request.append(f"Host: {urlsplit(base_url).netloc}")
+    return ("\r\n".join(request) + "\r\n\r\n").encode()
+
+
+def websocket_handshake(
+    base_url: str, path: str, headers: dict[str, str], *, timeout: float = 10
+) -> tuple[int, str]:
+    """Open a websocket on a live server as a browser would (a raw HTTP/1.1
+    Upgrade request, so nothing is added or fixed up on the way) and return the
+    handshake's status code (101: accepted) and the whole response head and body
+    read so far."""
+    url = urlsplit(base_url)
     with socket.create_connection((url.hostname, url.port), timeout=timeout) as sock:
-        sock.sendall(("\r\n".join(request) + "\r\n\r\n").encode())
+        sock.sendall(handshake_request(base_url, path, headers))
         received = b""
         while b"\r\n\r\n" not in received:
             chunk = sock.recv(65536)

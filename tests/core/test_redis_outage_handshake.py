@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import socket
 import struct
-import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +25,7 @@ from django.test import Client
 from apps.chats.models import Chat
 from apps.core.notices import notice_send
 from jarvis_site.env import env_channel_layers
-from tests.support.processes import daphne_server, wait_for_port
+from tests.support.processes import daphne_server
 from tests.support.redis_server import Redis
 from tests.support.sockets import handshake_request, websocket_handshake
 
@@ -36,26 +35,10 @@ PASSWORD = "redis-Pa55word-never-logged"
 REFUSED_LINE = "websocket refused: the channel layer"
 
 
-class PasswordRedis(Redis):
-    """Debian's redis-server that asks for a password, as a Redis reached
-    over a network would: the URL carries it, and no log line may."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.url = f"redis://:{PASSWORD}@127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--requirepass", PASSWORD],
-            stdout=subprocess.DEVNULL,
-        )  # fmt: skip
-        wait_for_port(self.port, self.process)
-
-
 @pytest.fixture
 def password_redis():
-    server = PasswordRedis()
+    # A password no log line may show.
+    server = Redis(password=PASSWORD)
     server.start()
     yield server
     server.stop()

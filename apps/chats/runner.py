@@ -39,15 +39,11 @@ from apps.chats.tools import ask
 from apps.chats.usage import chat_usage_line
 from apps.core.onehop import after_sends
 from apps.llm import (
-    Finished,
-    OpaqueBlock,
     ProviderError,
     ReasoningDelta,
     ReplyBuilder,
     TextDelta,
-    ToolCall,
     ToolCallStarted,
-    Usage,
     stream_chat,
 )
 
@@ -396,7 +392,6 @@ async def _stream(generation, turn, conversation, specs):
     stream has ended and what a small model wrote as a call is taken out of
     it; the reasoning stays out."""
     builder = ReplyBuilder()
-    calls: list[ToolCall] = []
     text_start = len(generation.text)
     if generation.text:
         generation.text += "\n\n"
@@ -407,6 +402,9 @@ async def _stream(generation, turn, conversation, specs):
         generation.usage,
     )
     async for event in _budgeted(generation, stream):
+        builder.feed(event)
+        # The builder folds the transcript; the reply's own text and reasoning
+        # are what the page shows live, over all of this reply's rounds.
         if isinstance(event, TextDelta):
             if generation.status_line != "Writing…":
                 generation.status_line = "Writing…"
@@ -419,25 +417,15 @@ async def _stream(generation, turn, conversation, specs):
         elif isinstance(event, ToolCallStarted):
             generation.status_line = f"Calling {event.name}…"
             generation.touch("status")
-        elif isinstance(event, ToolCall | OpaqueBlock):
-            if isinstance(event, ToolCall):
-                calls.append(event)
-            builder.feed(event)
-        elif isinstance(event, Usage):
-            for key, value in (
-                ("input_tokens", event.input_tokens),
-                ("output_tokens", event.output_tokens),
-                ("cost", event.cost),
-            ):
-                if value is not None:
-                    generation.usage[key] = generation.usage.get(key, 0) + value
-        elif isinstance(event, Finished) and generation.usage.get("stop_reason") != "round_limit":
-            generation.usage["stop_reason"] = event.stop_reason
-            if event.stop_reason == "length" and LENGTH_NOTE not in generation.notes:
-                generation.notes.append(LENGTH_NOTE)
-                generation.touch("notes")
         await maybe_save(generation)
+    generation.add_usage(builder.usage)
+    if builder.stop_reason and generation.usage.get("stop_reason") != "round_limit":
+        generation.usage["stop_reason"] = builder.stop_reason
+        if builder.stop_reason == "length" and LENGTH_NOTE not in generation.notes:
+            generation.notes.append(LENGTH_NOTE)
+            generation.touch("notes")
     text = generation.text[text_start:]
+    calls = list(builder.calls)
     if not calls and specs:
         # A small model may write its call as text (```json or <tool_call>).
         written, text = calls_in_text(text, {spec.name for spec in specs})
@@ -449,10 +437,7 @@ async def _stream(generation, turn, conversation, specs):
                 builder.feed(call)
     if not text.strip() and generation.text.endswith("\n\n"):
         generation.text = generation.text[: text_start - 2]
-    blocks = builder.blocks
-    if text.strip():
-        blocks.insert(0, {"type": "text", "text": text})
-    return blocks, calls
+    return builder.with_text_first(text), calls
 
 
 async def _budgeted(generation: Generation, stream):

@@ -64,6 +64,7 @@ class ReplyBuilder:
     joined into one block per run, calls and opaque blocks in arrival order)."""
 
     blocks: list[Block] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)  # the calls as events, in order
     usage: Usage | None = None
     stop_reason: str | None = None
 
@@ -75,6 +76,7 @@ class ReplyBuilder:
             else:
                 self.blocks.append({"type": kind, "text": event.text})
         elif isinstance(event, ToolCall):
+            self.calls.append(event)
             self.blocks.append(
                 {
                     "type": "tool_call",
@@ -108,6 +110,13 @@ class ReplyBuilder:
     @property
     def tool_calls(self) -> list[Block]:
         return [b for b in self.blocks if b["type"] == "tool_call"]
+
+    def with_text_first(self, text: str) -> list[Block]:
+        """The call's transcript with `text` (the answer as finally kept) in
+        front of the calls and opaque blocks, in their arrival order; the
+        reasoning stays out (providers do not take it back)."""
+        rest = [dict(b) for b in self.blocks if b["type"] not in ("text", "reasoning")]
+        return ([{"type": "text", "text": text}] if text.strip() else []) + rest
 
     def turn(self) -> Turn:
         return {"role": "assistant", "blocks": [dict(b) for b in self.blocks]}

@@ -103,6 +103,22 @@ def test_each_reply_shows_its_token_use_and_cost_and_the_header_the_chats(owner,
     assert header == "1,500 tokens in · 54 out · $0.0012"
 
 
+def test_a_reply_of_several_model_calls_shows_their_total(owner, boiler, local_model, llm):
+    llm.queue(
+        Reply(
+            tool_calls=[("search_notes", json.dumps({"query": "boiler valve"}))],
+            usage=(400, 12),
+            cost=0.0004,
+        ),
+        Reply(text="Priya replaced the valve [1].", usage=(900, 30), cost=0.0009),
+    )
+    chat, _ = run_turn(owner, "Who fixed the boiler?")
+    page = signed_in(owner).get(f"/chat/{chat.pk}/").content.decode()
+    assert re.findall(r'data-testid="usage">([^<]*)<', page) == [
+        "1,300 tokens in · 42 out · $0.0013"
+    ]
+
+
 def test_a_reply_without_reported_usage_shows_none(owner, local_model, llm):
     llm.queue(Reply(text="Hello."))
     chat, _ = run_turn(owner, "hi")

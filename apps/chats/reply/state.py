@@ -69,6 +69,16 @@ class Reply:
     )
     FINAL: ClassVar[tuple[str, ...]] = ("turns", "usage")
 
+    def add_usage(self, usage) -> None:
+        """Add one model call's token counts and cost (an llm Usage, or None
+        when the stream ended before the server said) to the reply's totals."""
+        if usage is None:
+            return
+        for key in ("input_tokens", "output_tokens", "cost"):
+            value = getattr(usage, key)
+            if value is not None:
+                self.usage[key] = self.usage.get(key, 0) + value
+
     @property
     def in_flight(self) -> bool:
         """Not finished: being written, or waiting for the person (Message.IN_FLIGHT)."""

@@ -206,3 +206,32 @@ def test_a_passage_never_names_a_newer_version_the_reader_may_not_see(
     older.refresh_from_db()
     assert _superseded_by(older, owner).startswith("private/lisbon_2026-05-01.md")
     assert _superseded_by(older, member) == "a newer version"
+
+
+def test_a_cloud_turn_searches_each_question_once(
+    cloud_user, library, cloud_model, llm, monkeypatch
+):
+    """The hold-back rule needs what matches in all the person may read as
+    well as in what the cloud may see: both come from one search, so the
+    keyword leg runs once per question, not once per view."""
+    from apps.library.search import engine
+
+    searched = []
+    real = engine.keyword_legs
+
+    def counting(query, views, *args, **kwargs):
+        searched.append((query, tuple(sorted(views))))
+        return real(query, views, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "keyword_legs", counting)
+    llm.queue(
+        Reply(tool_calls=[("search_notes", json.dumps({"query": "apple tree secret"}))]),
+        Reply(text="Prune in February [1]."),
+    )
+    _, answer = run_turn(cloud_user, "What about the apple tree?", model="cloud:big")
+    assert MIXED_CAVEAT in answer.notes
+    queries = [query for query, _ in searched]
+    assert "apple tree secret" in queries
+    assert len(queries) == len(set(queries)), searched
+    # Each of those searches looked at both views at once.
+    assert all(views == ("answer", "everything") for _, views in searched), searched

@@ -120,9 +120,10 @@ def passages_for(
             filters=filters,
             latest_only=latest_only,
             for_cloud_model=ctx.cloud,  # a cloud reranker only then: that model gets the query
+            with_everything=ctx.cloud,  # for the hold-back rule, from the same legs
         )
         if ctx.cloud:
-            _hold_back(ctx, query, mode, filters)
+            _hold_back(ctx, response.everything.relevant)
         cache[key] = response
     response = cache[key]
     relevant = response.relevant[:limit]
@@ -179,17 +180,14 @@ def known_filters(ctx: TurnContext, args: dict) -> tuple[Filters, list[str]]:
     return filters, dropped
 
 
-def _hold_back(ctx: TurnContext, query: str, mode: str, filters) -> None:
-    """On a cloud model, what does the question match among everything the
-    person may read? Only passages past the relevance floor count (the
-    semantic leg always returns nearest neighbours, so "nothing relevant"
-    is a real answer: a general question is then answered as one). If every
-    relevant match is local-only, nothing is sent (PrivacyStop); if some
-    are, the reply carries the fixed caveat."""
-    # No reranker: only which passages match counts here, not their order.
-    matches = search(
-        user=ctx.user, query=query, mode=mode, limit=SEARCH_LIMIT, filters=filters, reranker=None
-    ).relevant
+def _hold_back(ctx: TurnContext, matches: list) -> None:
+    """On a cloud model, what the question matches among everything the
+    person may read (`matches`: the search's `everything` view). Only
+    passages past the relevance floor count (the semantic leg always returns
+    nearest neighbours, so "nothing relevant" is a real answer: a general
+    question is then answered as one). If every relevant match is
+    local-only, nothing is sent (PrivacyStop); if some are, the reply
+    carries the fixed caveat."""
     held_back = [r for r in matches if r.cloud == "local-only"]
     if held_back and len(held_back) == len(matches):
         raise PrivacyStop(LOCAL_ONLY_STOP)

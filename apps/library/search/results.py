@@ -66,6 +66,10 @@ class Response:
     results: list[Result]
     elapsed_ms: float = 0.0
     rerank_ms: float = 0.0  # of elapsed_ms, the reranker's share (0 when none ran)
+    # With search(with_everything=True): the same question over everything the
+    # person may read (no reranker, every version), beside this cloud-only
+    # answer: what the hold-back rule reads.
+    everything: Response | None = None
 
     @property
     def relevant(self) -> list[Result]:

@@ -72,14 +72,15 @@ def headers(method: str, path: str, **fields: str) -> bytes:
 
 
 def multipart(boundary: str, parts: list[tuple[str, bytes]]) -> bytes:
-    out = b""
-    for name, value in parts:
-        out += (
-            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode()
-            + value
-            + b"\r\n"
-        )
-    return out + f"--{boundary}--\r\n".encode()
+    # Joined once: growing one bytes object part by part copies it every time
+    # (a minute for 100,000 parts).
+    out = [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode()
+        + value
+        + b"\r\n"
+        for name, value in parts
+    ]
+    return b"".join(out) + f"--{boundary}--\r\n".encode()
 
 
 def healthz(server) -> int:

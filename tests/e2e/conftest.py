@@ -66,7 +66,12 @@ def page(browser):
 
 
 @pytest.fixture(scope="module")
-def module_daphne(django_db_setup):
+def module_drafts_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("drafts")
+
+
+@pytest.fixture(scope="module")
+def module_daphne(django_db_setup, module_drafts_root):
     # One daphne per test module: starting one (Django, the channel layer,
     # the embedder on first search) took 4-9 s, more than most tests. Each
     # test still gets an empty database (transactional_db flushes it), and
@@ -75,8 +80,18 @@ def module_daphne(django_db_setup):
     # test that needs its own server settings starts its own daphne_server().
     from tests.support.processes import daphne_server
 
-    with daphne_server() as url:
+    with daphne_server(JARVIS_DRAFTS_DIR=str(module_drafts_root)) as url:
         yield url
+
+
+@pytest.fixture
+def drafts_root(module_drafts_root, settings) -> Path:
+    """The drafts folder the module's daphne writes to, emptied for this test;
+    this process (draft_create in a test, a check of the files) uses it too."""
+    for child in module_drafts_root.iterdir():
+        shutil.rmtree(child)
+    settings.DRAFTS_ROOT = module_drafts_root
+    return module_drafts_root
 
 
 @pytest.fixture

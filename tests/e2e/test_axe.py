@@ -12,7 +12,6 @@ from apps.accounts.models import User
 from apps.chats.models import Chat, Message
 from apps.drafts.services import draft_create
 from tests.support.browser import sign_in
-from tests.support.processes import daphne_server
 
 pytestmark = pytest.mark.e2e
 
@@ -25,10 +24,8 @@ RUN_AXE_JS = """rules => axe.run(document, {runOnly: {type: 'rule', values: rule
 
 
 @pytest.fixture
-def server(transactional_db, tmp_path, settings):
-    settings.DRAFTS_ROOT = tmp_path / "drafts"
-    with daphne_server(JARVIS_DRAFTS_DIR=str(settings.DRAFTS_ROOT)) as url:
-        yield url
+def server(live_server_url, drafts_root):
+    return live_server_url
 
 
 def violations(page, base_url: str) -> list[str]:

@@ -35,7 +35,7 @@ from apps.drafts.services import draft_add_file, draft_create
 from tests.e2e.conftest import screenshot
 from tests.fakes.llm import Reply
 from tests.support.browser import collect_errors, sign_in
-from tests.support.processes import daphne_server, wait_until
+from tests.support.processes import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -73,16 +73,13 @@ EDITOR_TEXT_JS = f"{EDITOR_JS}.getValue()"
 
 
 @pytest.fixture
-def drafts_dir(tmp_path, settings) -> Path:
-    root = tmp_path / "drafts"
-    settings.DRAFTS_ROOT = root
-    return root
+def drafts_dir(drafts_root) -> Path:
+    return drafts_root
 
 
 @pytest.fixture
-def server(transactional_db, drafts_dir) -> str:
-    with daphne_server(JARVIS_DRAFTS_DIR=str(drafts_dir)) as url:
-        yield url
+def server(live_server_url, drafts_dir) -> str:
+    return live_server_url
 
 
 @pytest.fixture

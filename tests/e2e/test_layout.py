@@ -21,7 +21,6 @@ from apps.library.models import Source
 from tests.e2e.conftest import screenshot
 from tests.fakes.llm import Reply
 from tests.support.browser import collect_errors, sign_in
-from tests.support.processes import daphne_server
 
 pytestmark = pytest.mark.e2e
 
@@ -211,10 +210,8 @@ def test_no_page_is_wider_than_a_phone(page, console_errors, live_server_url, ad
 
 
 @pytest.fixture
-def drafts_server(transactional_db, tmp_path, settings):
-    settings.DRAFTS_ROOT = tmp_path / "drafts"
-    with daphne_server(JARVIS_DRAFTS_DIR=str(settings.DRAFTS_ROOT)) as url:
-        yield url
+def drafts_server(live_server_url, drafts_root):
+    return live_server_url
 
 
 def test_on_a_phone_the_drafts_editor_toggles_between_editing_and_the_preview(

@@ -39,6 +39,17 @@ search of it. One source, every question searched in auto mode with `--limit
 5`. Prints found@1 and found@5 (a hit: a returned path is one of the
 question's expected notes) and the misses.
 
+**german**: a German household's notes, a real recipe collection kept in
+Markdown (skoenig/kochbuch; `bench/corpora/german/PROVENANCE.md` says which
+commit and folder), with our questions written in German before any search of
+it and each also in English (its `en`). The notes are not in this repository:
+copy them to `bench/corpora/german/vault/` (ignored by git) or give
+`--german-vault DIR`; without them the corpus is skipped with a message. One
+source, one ingest; the German questions and then the English ones are
+searched as in **third**, and found@1 and found@5 are printed for each
+language separately (issue 23 item 7: German notes asked in German and in
+English). Not part of "all".
+
 **With a reranker** (`--reranker-url URL [--reranker-api jina|tei]
 [--reranker-model ID]` for a /rerank endpoint, `--reranker-dir DIR` for a
 cross-encoder ONNX export, or `--fake-reranker` for the word-overlap stand-in
@@ -46,7 +57,7 @@ of tests/fakes/rerank.py, which measures the pipeline and an HTTP round trip,
 not a model's quality): the same figures, plus the reranker's added
 milliseconds per search (mean and p95).
 
-    .venv/bin/python bench/retrieval_eval.py [BENCHMARK_DIR] [--corpus seed|household|both|third|all]
+    .venv/bin/python bench/retrieval_eval.py [BENCHMARK_DIR] [--corpus seed|household|both|third|all|german]
                                              [--verbose] [--json] [reranker options]
                                              [--embedding-model NAME] [--variants NAME ...]
 """
@@ -66,6 +77,7 @@ from _support import DEFAULT_BENCHMARK, ROOT, Instance, percentile
 
 HOUSEHOLD = ROOT / "bench" / "corpora" / "household"
 THIRD = ROOT / "bench" / "corpora" / "tasks-docs"
+GERMAN = ROOT / "bench" / "corpora" / "german"
 
 
 def main() -> None:
@@ -74,13 +86,19 @@ def main() -> None:
     )
     parser.add_argument("benchmark", nargs="?", type=Path, default=DEFAULT_BENCHMARK)
     parser.add_argument(
-        "--corpus", choices=["seed", "household", "both", "third", "all"], default="both"
+        "--corpus", choices=["seed", "household", "both", "third", "all", "german"], default="both"
     )
     parser.add_argument(
         "--verbose", action="store_true", help="print each miss with what came back"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     parser.add_argument("--limit", type=int, default=5)
+    parser.add_argument(
+        "--german-vault",
+        type=Path,
+        default=GERMAN / "vault",
+        help="the German corpus's notes (see bench/corpora/german/PROVENANCE.md)",
+    )
     parser.add_argument("--reranker-url", help="a /rerank endpoint's base URL")
     parser.add_argument("--reranker-api", choices=["jina", "tei"], default="jina")
     parser.add_argument("--reranker-model", default="")
@@ -130,6 +148,11 @@ def main() -> None:
     if args.corpus in ("third", "all"):
         say("\n== third corpus: a real Obsidian vault (bench/corpora/tasks-docs) ==")
         report["third"] = third_eval(limit=args.limit, verbose=args.verbose, say=say)
+    if args.corpus == "german":
+        say("\n== german corpus: a household's German recipe notes (bench/corpora/german) ==")
+        report["german"] = german_eval(
+            args.german_vault, limit=args.limit, verbose=args.verbose, say=say
+        )
     if args.json:
         print(json.dumps(report, indent=2))
     if fake is not None:
@@ -507,15 +530,71 @@ def _corpus_path(result: dict) -> str:
 
 
 def third_eval(*, limit: int, verbose: bool, say) -> dict:
-    vault = (THIRD / "vault").resolve()
     questions = json.loads((THIRD / "questions.json").read_text())
+    (answers,), variants = real_vault_answers(
+        THIRD / "vault",
+        "tasks",
+        [("third", [q["question"] for q in questions])],
+        limit=limit,
+        say=say,
+        with_variants=True,
+    )
+    return real_vault_score(
+        questions, answers, variants, field="question", limit=limit, verbose=verbose, say=say
+    )
+
+
+def german_eval(vault: Path, *, limit: int, verbose: bool, say) -> dict:
+    """The German questions and their English versions against the same
+    German notes, on one ingest; scored as the third corpus, each language
+    on its own."""
+    if not any(vault.rglob("*.md")):
+        say(
+            f"skipped: no notes in {vault} (bench/corpora/german/PROVENANCE.md says where they are)"
+        )
+        return {}
+    questions = json.loads((GERMAN / "questions.json").read_text())
+    (german, english), _ = real_vault_answers(
+        vault,
+        "kochbuch",
+        [
+            ("german-de", [q["question"] for q in questions]),
+            ("german-en", [q["en"] for q in questions]),
+        ],
+        limit=limit,
+        say=say,
+    )
+    report = {}
+    for key, label, field, answers in (
+        ("de", "German questions (de → de)", "question", german),
+        ("en", "the same questions in English (en → de)", "en", english),
+    ):
+        say(f"\n-- {label} --")
+        report[key] = real_vault_score(
+            questions, answers, {}, field=field, limit=limit, verbose=verbose, say=say
+        )
+    return report
+
+
+def real_vault_answers(
+    vault: Path,
+    name: str,
+    query_sets: list[tuple[str, list[str]]],
+    *,
+    limit: int,
+    say,
+    with_variants: bool = False,
+) -> tuple[list[list[dict]], dict[str, list[dict]]]:
+    """Ingest one vault as one source and search each set of questions in
+    auto mode; with_variants, the wanted --variants on the first set too."""
+    vault = vault.resolve()
     instance = Instance(vaults_root=vault.parent)
     instance.env.update(MODEL_ENV)
     try:
         instance.setup()
         _choose_model(instance)
         instance.manage(
-            "kb", "sources", "add", "--owner", "bench", "--name", "tasks", "--path", str(vault)
+            "kb", "sources", "add", "--owner", "bench", "--name", name, "--path", str(vault)
         )
         sync = json.loads(instance.manage("kb", "sync", "--json"))
         say(
@@ -523,17 +602,45 @@ def third_eval(*, limit: int, verbose: bool, say) -> dict:
             f"{sync['chunks_embedded']} chunks in {sync['seconds']:.1f}s"
         )
         configure_reranker(instance)
-        queries = _queries_file(instance, "third", [q["question"] for q in questions])
-        answers = instance.json_lines(
-            "kb", "search", "--user", "bench", "--limit", str(limit), "--queries-file", str(queries)
-        )
+        sets, first = [], None
+        for set_name, texts in query_sets:
+            queries = _queries_file(instance, set_name, texts)
+            first = first or queries
+            sets.append(
+                instance.json_lines(
+                    "kb",
+                    "search",
+                    "--user",
+                    "bench",
+                    "--limit",
+                    str(limit),
+                    "--queries-file",
+                    str(queries),
+                )
+            )
         variants = {
-            name: variant_answers(instance, "bench", queries, limit, patch)
-            for name, patch in VARIANTS.items()
-            if name in VARIANTS_WANTED
+            variant: variant_answers(instance, "bench", first, limit, patch)
+            for variant, patch in VARIANTS.items()
+            if with_variants and variant in VARIANTS_WANTED
         }
     finally:
         shutil.rmtree(instance.data_dir, ignore_errors=True)
+    return sets, variants
+
+
+def real_vault_score(
+    questions: list[dict],
+    answers: list[dict],
+    variants: dict[str, list[dict]],
+    *,
+    field: str,
+    limit: int,
+    verbose: bool,
+    say,
+) -> dict:
+    """found@1 and found@k (a returned path is one of the question's expected
+    notes), the variants' figures, and the misses; `field` is the question's
+    text that was searched."""
     at_1, at_k, misses = [], [], []
     for question, answer in zip(questions, answers, strict=True):
         paths = [r["path"] for r in answer["results"]]
@@ -562,7 +669,7 @@ def third_eval(*, limit: int, verbose: bool, say) -> dict:
     if misses:
         say("\nnot first (* = not in the top 5 either):")
         for question, answer, found in misses:
-            say(f"  {question['id']}{'' if found else ' *'} {question['question']}")
+            say(f"  {question['id']}{'' if found else ' *'} {question[field]}")
             say(f"      expected {question['expected_sources']}")
             if verbose:
                 for r in answer["results"]:

@@ -19,33 +19,6 @@ settings.load_profile("jarvis")
 
 PASSWORD = "correct horse battery staple"
 
-# The files that take 15-40 s (real workers, daphnes, `make run`'s steps,
-# TeX), from `pytest --durations`. xdist hands whole files to the two workers
-# in collection order, so one of these near the end leaves the other worker
-# idle while it runs; they go first instead. pytest-django then sorts tests
-# by database use (stably), so this only reorders files within each of its
-# groups. A slow file missing here costs balance, never a result.
-LONG_FILES = (
-    "tests/library/test_scheduled_work.py",
-    "tests/library/test_sync_lock.py",
-    "tests/library/test_chaos.py",
-    "tests/e2e/test_adding.py",
-    "tests/e2e/test_drafts.py",
-    "tests/e2e/test_library.py",
-    "tests/e2e/test_notices.py",
-    "tests/core/test_file_modes.py",
-    "tests/core/test_settings_env.py",
-    "tests/drafts/test_toolchain.py",
-    "tests/mcp/test_transports.py",
-    "tests/toolbox/test_mcp_servers.py",
-)
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-django's own (stable) sort
-def pytest_collection_modifyitems(items):
-    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in LONG_FILES)
-
-
 # The fixtures and helpers more than one folder uses (signed_in, the library's
 # vaults and embedder, the fake model, run_turn, the MCP household).
 pytest_plugins = ["tests.support.fixtures", "tests.support.redis_server"]

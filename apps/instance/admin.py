@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 
+from apps.instance.advice import settings_advice
 from apps.instance.forms import InstanceSettingsForm
 from apps.instance.models import InstanceSettings
 from apps.instance.selectors import instance_settings
@@ -59,3 +60,9 @@ class InstanceSettingsAdmin(admin.ModelAdmin):
         return HttpResponseRedirect(
             reverse("admin:instance_instancesettings_change", args=[row.pk])
         )
+
+    def change_view(self, request: HttpRequest, object_id, form_url="", extra_context=None):
+        if request.method == "GET":  # a save redirects back here: said once, on the page itself
+            for advice in settings_advice():
+                messages.warning(request, advice)
+        return super().change_view(request, object_id, form_url, extra_context)

@@ -2,8 +2,9 @@
 
 Checks that the keyword table, the vector tables and the Chunk rows agree
 (orphans either way), that the recorded embedding model is the configured
-one, that folder sources exist and are readable, and that no document is stuck
-in `pending`/`parsing` (a worker killed mid-ingest). Each finding says how to
+one, that folder sources exist and are readable, that no document is stuck
+in `pending`/`parsing` (a worker killed mid-ingest), and that the embedding
+model suits the languages the library is written in. Each finding says how to
 fix it; the safe fixes (dropping orphan index rows, re-embedding chunks that
 lost their vectors, re-queueing stuck documents) are applied with `--fix`.
 """
@@ -23,6 +24,7 @@ from django.utils import timezone
 from apps.core.sqlite_ext import load_sqlite_vec
 from apps.library.index import fts, tables
 from apps.library.index.embeddings import configured_model, get_embedder
+from apps.library.languages import embedding_model_advice
 from apps.library.models import Chunk, Document, Source
 from apps.library.tasks import ingest_queue
 
@@ -129,6 +131,13 @@ def check_model() -> list[Finding]:
             "run `manage.py reindex` (re-embeds every passage; search is blocked until then)",
         )
     ]
+
+
+def check_languages() -> list[Finding]:
+    advice = embedding_model_advice()
+    if advice is None:
+        return [Finding("languages", True, "the embedding model suits the library's languages")]
+    return [Finding("languages", False, advice.problem, advice.fix)]
 
 
 def check_sources() -> list[Finding]:

@@ -369,7 +369,7 @@ class Command(SubcommandCommand):
         findings += model
         if vectors_ok:
             findings += doctor.check_index()
-        findings += doctor.check_sources() + doctor.check_stuck()
+        findings += doctor.check_sources() + doctor.check_stuck() + doctor.check_languages()
         problems = 0
         for finding in findings:
             mark = "ok     " if finding.ok else "PROBLEM"

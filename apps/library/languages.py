@@ -49,7 +49,7 @@ COMMON_WORDS = {
 }
 _WORDS = {language: frozenset(words.split()) for language, words in COMMON_WORDS.items()}
 
-# Scripts the multilingual model reads, by the first code point of a range.
+# Scripts the multilingual model reads that are not Latin, by their Unicode blocks.
 SCRIPTS = (
     ("ru", re.compile(r"[\u0400-\u04ff]")),  # Cyrillic
     ("ar", re.compile(r"[\u0600-\u06ff]")),  # Arabic

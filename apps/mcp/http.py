@@ -35,7 +35,6 @@ from apps.mcp.tokens import user_for_token
 
 logger = logging.getLogger(__name__)
 
-MCP_PATH = "/mcp/"
 PATHS = ("/mcp", "/mcp/")
 EXTRA_HEADERS = [(b"x-content-type-options", b"nosniff"), (b"cache-control", b"no-store")]
 

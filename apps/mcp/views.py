@@ -15,7 +15,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.core.errors import JarvisError
-from apps.mcp.http import MCP_PATH
+from apps.mcp import MCP_PATH
 from apps.mcp.tokens import token_create, token_for, token_revoke, tokens_of
 
 # The session key (not a secret) under which a new token waits for its one showing.

@@ -16,16 +16,16 @@ import logging
 import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx2
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
 from apps.core.crypto import SecretUndecryptable
 from apps.toolbox.models import McpServer
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +76,12 @@ def _describe(exc: BaseException) -> str:
 
 
 async def _session(server: McpServer, errlog, work: Callable[[Client], Awaitable[Any]]) -> Any:
+    # Imported here: the MCP SDK takes about 0.4 s to import (its protocol
+    # types), and every process imports this module at start (the toolbox's
+    # registrations) while only a turn or a check that talks to a server needs it.
+    from mcp import Client, StdioServerParameters, stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+
     if server.transport == McpServer.Transport.STDIO:
         params = StdioServerParameters(command=server.command, args=[str(a) for a in server.args])
         # An argv list (no shell), in a process group of its own that the SDK

@@ -137,14 +137,12 @@ def search(
     responses = {}
     for name, pools in views.items():
         rankings = {"keyword": keyword[name], "semantic": nearest[name]}
-        if name == ANSWER:
-            view = _View(query, resolved, vector, pools, state.generation, limit, latest_only)
-            responses[name] = view.respond(rankings, filters, reranker)
-        else:
-            # Which passages match is all the hold-back asks of `everything`:
-            # no reranker, and every version of a note.
-            view = _View(query, resolved, vector, pools, state.generation, limit, False)
-            responses[name] = view.respond(rankings, filters, None)
+        # Which passages match is all the hold-back asks of `everything`: no
+        # reranker, and every version of a note.
+        answer = name == ANSWER
+        only_latest = answer and latest_only
+        view = _View(query, resolved, vector, pools, state.generation, limit, only_latest)
+        responses[name] = view.respond(rankings, filters, reranker if answer else None)
     response = responses[ANSWER]
     response.everything = responses.get(EVERYTHING)
     response.elapsed_ms = round((time.perf_counter() - started) * 1000, 2)

@@ -204,10 +204,11 @@ def vector_legs(vector: np.ndarray, views: Views, filters, latest_only, state) -
     ranked = row_ids[np.lexsort((row_ids, -scores))].tolist()  # best first, ties by id
     if len(views) == 1:
         return {name: ranked[:LEG_DEPTH] for name in views}
-    return {
-        name: [chunk_id for chunk_id in ranked if chunk_id in chosen][:LEG_DEPTH]
-        for name, chosen in ((name, set(chosen)) for name, chosen in candidates.items())
-    }
+    ranked_for = {}
+    for name, chosen in candidates.items():
+        mine = set(chosen)
+        ranked_for[name] = [chunk_id for chunk_id in ranked if chunk_id in mine][:LEG_DEPTH]
+    return ranked_for
 
 
 _scan_pool = ThreadPoolExecutor(max_workers=KNN_THREADS, thread_name_prefix="jarvis-knn")

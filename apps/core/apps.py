@@ -17,9 +17,6 @@ class CoreConfig(AppConfig):
         # `<id:pk>` in every app's URLs and websocket routes (apps.core.ids); here,
         # because ready() runs before any URLconf or routing module is imported.
         register_converter(IdConverter, "id")
-        # What sandbox children may run (apps.core.sandbox): every process
-        # registers the same names, and the zygote has them loaded.
-        autodiscover_modules("sandboxed")
         if os.environ.get("JARVIS_SANDBOX_ZYGOTE") == "1":
             # The zygote is forked for every parse: it loads only what the
             # children need, which keeps each fork cheap (they never open the

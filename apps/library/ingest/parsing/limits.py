@@ -17,8 +17,6 @@ import logging
 import zipfile
 from dataclasses import dataclass
 
-import pymupdf
-
 from apps.library.formats import format_of
 
 from .types import ParsedDocument, UnreadableDocument
@@ -71,6 +69,11 @@ def check_input(data: bytes, *, kind: str, limits: ParseLimits) -> None:
 
 
 def check_pdf_pages(data: bytes, *, limits: ParseLimits) -> None:
+    # Imported here: the web process and the worker load these caps with the
+    # ingest pipeline, and PyMuPDF (0.4 s with its layout engine) is needed
+    # only where a PDF is actually checked, in the parser's child.
+    import pymupdf
+
     try:
         with pymupdf.open(stream=data, filetype="pdf") as doc:
             pages = doc.page_count

@@ -24,6 +24,13 @@ ATTRIBUTED_NOTE = (
 # point inside "91.3%", "boiler.md" or "v2.1" is not an end (a citation put
 # there read "91 [3].3%").
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+[.!?]*")
+# Nor is the point of a title or an initial: "Prof. Sharma" is one sentence
+# (split there, it read "Prof [3]. Sharma").
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:Prof|Dr|Mr|Mrs|Ms|Mx|St|Jr|Sr|Rev|Gen|Col|Capt|Lt|Sgt|vs|etc|approx|no|vol|fig|ca)"
+    r"|\b[A-Z]|\be\.g|\bi\.e)\.$",
+    re.I,
+)
 _WORD = re.compile(r"\w+")
 _COMMON = frozenset(
     """a an and are as at be been but by can could did do does for from had has have how i
@@ -37,6 +44,20 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _COMMON and len(w) > 1}
 
 
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """The sentences' spans; one that ends in a title or an initial runs on
+    into the next."""
+    spans: list[tuple[int, int]] = []
+    joined = False
+    for match in _SENTENCE.finditer(text):
+        if joined and text[spans[-1][1] : match.start()].strip() == "":
+            spans[-1] = (spans[-1][0], match.end())
+        else:
+            spans.append(match.span())
+        joined = bool(_ABBREVIATION.search(match.group(0).rstrip()))
+    return spans
+
+
 def attribute(text: str, passages: dict[int, str]) -> tuple[str, list[int]]:
     """(the text with [n] added after sentences that repeat passage n, the
     numbers added in order). Code blocks are left alone."""
@@ -46,8 +67,8 @@ def attribute(text: str, passages: dict[int, str]) -> tuple[str, list[int]]:
     added: list[int] = []
     pieces = []
     last = 0
-    for match in _SENTENCE.finditer(text):
-        sentence = match.group(0)
+    for begin, finish in _sentences(text):
+        sentence = text[begin:finish]
         words = _words(sentence)
         best, share = None, 0.0
         if len(words) >= ATTRIBUTE_MIN_WORDS:
@@ -55,7 +76,7 @@ def attribute(text: str, passages: dict[int, str]) -> tuple[str, list[int]]:
                 found = len(words & known) / len(words)
                 if found > share:
                     best, share = n, found
-        pieces.append(text[last : match.start()])
+        pieces.append(text[last:begin])
         if best is not None and share >= ATTRIBUTE_SHARE:
             stripped = sentence.rstrip()
             end = stripped[-1] if stripped[-1:] in ".!?" else ""
@@ -65,6 +86,6 @@ def attribute(text: str, passages: dict[int, str]) -> tuple[str, list[int]]:
                 added.append(best)
         else:
             pieces.append(sentence)
-        last = match.end()
+        last = finish
     pieces.append(text[last:])
     return ("".join(pieces), added) if added else (text, [])

@@ -52,15 +52,21 @@ def verify(text: str, valid: set[int]) -> tuple[str, list[int], int]:
 
 
 def without_labels(text: str, labels: list[str]) -> str:
-    """`text` without the lines that repeat a passage's label as Jarvis wrote
-    it (`[6] "Title" · path · date · latest version`): a small model sometimes
-    copies the header of the passage it answers from. The header is Jarvis's
-    own bookkeeping, never part of an answer; the sentences around it stay."""
+    """`text` without the passage labels Jarvis wrote (`[6] "Title" · path ·
+    date · latest version`) that a small model copied: a small model
+    sometimes copies the header of the passage it answers from, on a line of
+    its own (dropped) or inside a sentence, whole or as far as the title
+    (`[6] "Title"`), where its number stays as the citation it stands for.
+    The header is Jarvis's own bookkeeping, never part of an answer."""
     known = {label.strip() for label in labels}
-    if not any(label in text for label in known):
+    heads = {label[: label.index('" ') + 1] for label in known if '" ' in label}
+    if not any(head in text for head in heads | known):
         return text
     kept = [line for line in text.split("\n") if line.strip() not in known]
-    return "\n".join(kept).strip("\n")
+    text = "\n".join(kept).strip("\n")
+    for label in sorted(known | heads, key=len, reverse=True):
+        text = text.replace(label, label[: label.index("]") + 1])
+    return text
 
 
 def removed_note(count: int) -> str:

@@ -1,6 +1,7 @@
 """What a small model writes instead of a proper reply, read by code.
 
 - Tool calls written as text: a fenced ```json {"name", "arguments"}``` block
+  (or `"function"` for the name; or the whole reply one such object, unfenced)
   (Qwen2.5-Coder does this when its chat template's tool format is not
   followed) or Qwen/Hermes `<tool_call>{…}</tool_call>` in the content. Only a
   call to a tool this turn offers counts; arguments may be an object or a
@@ -23,6 +24,12 @@ _TAGGED = re.compile(r"<tool_call>\s*(\{.*?\})\s*(?:</tool_call>|$)", re.S)
 
 def calls_in_text(text: str, offered: set[str]) -> tuple[list[ToolCall], str]:
     """(the tool calls written in `text`, the text without them)."""
+    bare = text.strip()
+    if bare.startswith("{") and bare.endswith("}"):
+        # The whole reply is one call, unfenced (the real model wrote this too).
+        call = _call(bare, offered)
+        if call is not None:
+            return [call], ""
     calls: list[ToolCall] = []
     kept = text
     for pattern in (_TAGGED, _FENCED):
@@ -43,10 +50,9 @@ def _call(raw: str, offered: set[str]) -> ToolCall | None:
         return None
     if not isinstance(data, dict):
         return None
-    name = data.get("name") or (data.get("function") or {}).get("name")
+    name, arguments = _named(data)
     if name not in offered:
         return None
-    arguments = data.get("arguments", data.get("parameters", {}))
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments or "{}")
@@ -55,6 +61,18 @@ def _call(raw: str, offered: set[str]) -> ToolCall | None:
     if not isinstance(arguments, dict):
         return None
     return ToolCall(f"call_text_{secrets.token_hex(4)}", name, json.dumps(arguments))
+
+
+def _named(data: dict) -> tuple[object, object]:
+    """(name, arguments) of a call written as {"name", "arguments"}, as
+    {"function": "name", "arguments"} (the real model's other habit), or
+    OpenAI-shaped, {"function": {"name", "arguments"}}."""
+    function = data.get("function")
+    if isinstance(function, dict):
+        data = {**function, **{k: v for k, v in data.items() if k != "function"}}
+        function = None
+    name = data.get("name") or function
+    return name, data.get("arguments", data.get("parameters", {}))
 
 
 REPEAT_WINDOW = 1200  # characters of the reply's end that are looked at

@@ -52,6 +52,30 @@ def test_a_hermes_tool_call_in_the_content_with_string_arguments_is_run(
     assert json.loads(answer.activity[1]["arguments"]) == {"query": "Hale"}
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        # The real model's other habit: the tool's name under "function".
+        {"function": "search_notes", "arguments": {"query": "Hale", "mode": "lookup"}},
+        # OpenAI's own shape, written out as text.
+        {"function": {"name": "search_notes", "arguments": json.dumps({"query": "Hale"})}},
+    ],
+)
+@pytest.mark.parametrize("fenced", [True, False])
+def test_a_call_that_names_its_tool_as_function_is_run(
+    owner, notes, local_model, llm, call, fenced
+):
+    # Fenced as a ```json block, or the whole reply the bare object.
+    written = json.dumps(call, indent=2)
+    llm.queue(
+        Reply(text=f"```json\n{written}\n```" if fenced else written), Reply(text="Hale [1].")
+    )
+    _, answer = run_turn(owner, "Who does the boiler?")
+    assert answer.text == "Hale [1]."
+    assert [a["name"] for a in answer.activity] == ["search_notes", "search_notes"]
+    assert json.loads(answer.activity[1]["arguments"])["query"] == "Hale"
+
+
 def test_text_that_only_looks_like_a_call_is_left_alone(owner, notes, local_model, llm):
     text = 'Here is JSON:\n```json\n{"name": "Hale & Sons", "arguments": 3}\n```'
     llm.queue(Reply(text=text))
@@ -193,4 +217,21 @@ def test_a_passage_header_the_model_copies_is_left_out_of_the_answer(
     llm.queue(Reply(text=f"{header}\nThe service is due on 14 April [1]."))
     _, answer = run_turn(owner, "When is the boiler service due?")
     assert answer.text == "The service is due on 14 April [1]."
+    assert answer.citations[0]["path"] == "home/boiler.md"
+
+
+def test_a_passage_header_copied_inside_a_sentence_becomes_its_citation(
+    owner, notes, local_model, llm
+):
+    # The real model also ran the headers into its sentences, whole or as far
+    # as the title: the number stays, as the citation it stands for.
+    llm.queue(Reply(text="On 14 April [1]."))
+    run_turn(owner, "When is the boiler service due?")
+    content = llm.chat_requests[0].json["messages"][-1]["content"]
+    sent = content if isinstance(content, str) else json.dumps(content)
+    [header] = [line for line in sent.splitlines() if line.startswith("[1] ")]
+
+    llm.queue(Reply(text=f'The service is due on 14 April. {header} Hale do it, see [1] "Boiler".'))
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert answer.text == "The service is due on 14 April. [1] Hale do it, see [1]."
     assert answer.citations[0]["path"] == "home/boiler.md"

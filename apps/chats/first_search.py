@@ -8,8 +8,8 @@ passages only, and the hold-back rule decides the fixed refusal), the time
 mode classified from the question (`auto`), and the chat's @-mentions and
 attachments as its scope. Only passages past the relevance floor are handed
 over, numbered for citation with the same labels as the search tool's
-results, as retrieved data appended to the question in this request (the
-stored question is unchanged). Skipped in an agent chat, when the person's
+results, as retrieved data before the question in this request (the stored
+question is unchanged). Skipped in an agent chat, when the person's
 library is empty, and for a message that is clearly not about the notes
 (`not_about_notes`: a greeting, thanks, an acknowledgement, or arithmetic).
 """
@@ -26,20 +26,26 @@ from apps.chats.tools.library import passages_for
 from apps.chats.tools.projects import records_for_passages
 from apps.library.selectors import visible_to
 
-# Passages handed over before the first round, and the characters kept of
-# each: prompt processing on a home server's CPU is ~15-70 tokens/s, so the
-# first request must stay short (the model can read more with its tools).
-FIRST_PASSAGES = 5
+# Passages handed over before the first round: at most this many, the
+# characters kept of each, and of all together. Prompt processing on a home
+# server's CPU is ~15-70 tokens/s, so the first request must stay short (the
+# model can read more with its tools); a budget over all of them, not a
+# count, lets a note's short sections (a list, a table row) in beside a long
+# one instead of leaving the sixth short answer out.
+FIRST_PASSAGES = 8
 FIRST_PASSAGE_CHARS = 1200
+FIRST_BUDGET_CHARS = 4800
 # After a context-overflow error from the server: the retry's budget.
-SHRUNK_PASSAGES, SHRUNK_PASSAGE_CHARS = 3, 500
+SHRUNK_PASSAGES, SHRUNK_PASSAGE_CHARS, SHRUNK_BUDGET_CHARS = 3, 500, 1500
 
 HEAD = (
-    "Jarvis searched the notes for this question before you answered. The passages "
-    "below are what it found; cite the ones you use by their number, like [1]."
+    "Jarvis searched the notes for the question below before you answered. These "
+    "passages are what it found; cite the ones you use by their number, like [1]."
 )
 RECORDS = "The project registry's records for the projects these passages are about:"
-NOTHING = "Jarvis searched the notes for this question and found nothing relevant."
+NOTHING = "Jarvis searched the notes for the question below and found nothing relevant."
+# What the passages lead into: the person's question, last in the message.
+QUESTION_LEAD = "Question:"
 
 _SMALL_TALK = re.compile(
     r"^(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening|night)|thanks?(?: you)?(?: so much)?"
@@ -75,6 +81,7 @@ def first_search(ctx: TurnContext, question: str, *, shrunk: bool = False) -> st
         query=question,
         limit=SHRUNK_PASSAGES if shrunk else FIRST_PASSAGES,
         max_chars=SHRUNK_PASSAGE_CHARS if shrunk else FIRST_PASSAGE_CHARS,
+        budget=SHRUNK_BUDGET_CHARS if shrunk else FIRST_BUDGET_CHARS,
     )
     ctx.extras["first_search"] = {
         "passages": [p.n for p in found.passages],

@@ -27,7 +27,7 @@ from apps.chats.attachments import attachment_ids, pending_attachments
 from apps.chats.attribution import ATTRIBUTED_NOTE, attribute
 from apps.chats.compaction import maybe_compact
 from apps.chats.fallback import search_fallback
-from apps.chats.first_search import first_search, is_context_overflow
+from apps.chats.first_search import QUESTION_LEAD, first_search, is_context_overflow
 from apps.chats.live import REGISTRY, flush, flusher, setup_slot, untick
 from apps.chats.models import Message
 from apps.chats.pages import chat_header_frame, header_state
@@ -280,16 +280,18 @@ async def _first_search(generation: Generation, turn, ctx) -> str | None:
 
 
 def _with_retrieved(question_turn: list[dict], retrieved: str | None) -> list[dict]:
-    """The question as sent in this request, with the first search's passages
-    after it (the stored question is left as the person wrote it)."""
+    """The question as sent in this request: the first search's passages,
+    then the question (the stored question is left as the person wrote it).
+    The question comes last because a model answers what it read last: with
+    the passages after it, a small model went on writing passages (echoing
+    their labels and text) instead of answering."""
     if not retrieved or not question_turn:
         return list(question_turn)
     *before, last = question_turn
     # Blocks of one turn reach an OpenAI-style server as one string, joined
-    # as they are: without the blank line the question runs into the block
-    # ("…who does it?Jarvis searched the notes…").
-    block = {"type": "text", "text": f"\n\n{retrieved}"}
-    return [*before, {**last, "blocks": [*last["blocks"], block]}]
+    # as they are, so the block ends with the words that lead into the question.
+    block = {"type": "text", "text": f"{retrieved}\n\n{QUESTION_LEAD}\n"}
+    return [*before, {**last, "blocks": [block, *last["blocks"]]}]
 
 
 def _privacy_stopped(generation: Generation, stop: Exception) -> None:

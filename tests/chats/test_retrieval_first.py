@@ -3,10 +3,11 @@ round, so a model that never calls a tool, or has no tool support at all,
 still answers from the notes with a verified citation."""
 
 import json
+import re
 
 import pytest
 
-from apps.chats.first_search import NOTHING, not_about_notes
+from apps.chats.first_search import FIRST_BUDGET_CHARS, NOTHING, not_about_notes
 from apps.chats.tools import LOCAL_ONLY_STOP
 from apps.library.ingest.sync import source_sync
 from tests.fakes.llm import Reply
@@ -39,8 +40,9 @@ def test_a_model_that_never_calls_a_tool_answers_with_a_verified_citation(
     _, answer = run_turn(owner, "When is the boiler service due, and who does it?")
     assert len(llm.chat_requests) == 1
     sent = user_text(llm.chat_requests[0])
-    # The question, a blank line, then Jarvis's block (never run together).
-    assert "When is the boiler service due, and who does it?\n\nJarvis searched" in sent
+    # Jarvis's block first, the question last: what a model answers is what it read last.
+    assert sent.startswith("Jarvis searched the notes")
+    assert sent.endswith("\n\nQuestion:\nWhen is the boiler service due, and who does it?")
     assert "<retrieved_data>" in sent and '[1] "Boiler" · boiler.md' in sent
     assert "latest version" in sent
     assert [c["path"] for c in answer.citations] == ["boiler.md"]
@@ -115,6 +117,25 @@ def test_the_model_repeating_the_first_search_runs_no_new_search(
     _, answer = run_turn(owner, question)
     assert answer.citations[0]["path"] == "boiler.md"
     assert len(calls) == 1  # the model's call with the question reuses the first search
+
+
+def test_the_passages_handed_over_fit_one_budget_of_text(
+    owner, make_vault, make_source, embedder, local_model, llm
+):
+    # Eight notes that match, each a long section: the first search hands
+    # over as many as fit the budget, so the first request stays short.
+    vault = make_vault("garden")
+    for n in range(8):
+        body = f"The greenhouse heater setting number {n} is written here. " * 30
+        vault.write(f"heater-{n}.md", f"# Greenhouse heater {n}\n\n{body}\n")
+    source_sync(source=make_source(owner, vault, name="garden"), embedder=embedder)
+    llm.queue(Reply(text="It varies [1]."))
+    run_turn(owner, "What is the greenhouse heater setting?")
+    sent = user_text(llm.chat_requests[0])
+    block = sent.split("<retrieved_data>", 1)[1].split("</retrieved_data>", 1)[0]
+    handed = len(re.findall(r"^\[\d+\] ", block, re.M))
+    assert 1 < handed < 8
+    assert len(block) < FIRST_BUDGET_CHARS + 200 * handed  # the text, and a label for each
 
 
 @pytest.mark.parametrize(

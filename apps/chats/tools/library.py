@@ -101,11 +101,14 @@ def passages_for(
     latest_only: bool = False,
     limit: int = SEARCH_LIMIT,
     max_chars: int | None = None,
+    budget: int | None = None,
 ) -> Found:
     """Search as the person (on a cloud model: cloud-allowed content only, and
     the hold-back rule) and number the relevant passages for this turn. The
     same search asked twice in a turn (the first search, then the model's own
-    call with the question) runs once."""
+    call with the question) runs once. `budget` bounds the passages' text
+    together (at least one passage is kept): the passages in rank order
+    until the next would pass it."""
     filters = filters or Filters()
     _scope(ctx, filters)
     key = (query, mode, repr(filters), latest_only, ctx.cloud)
@@ -126,7 +129,7 @@ def passages_for(
             _hold_back(ctx, response.everything.relevant)
         cache[key] = response
     response = cache[key]
-    relevant = response.relevant[:limit]
+    relevant = _within(response.relevant[:limit], max_chars, budget)
     passages = [ctx.number(passage_from_result(r, ctx.user)) for r in relevant]
     # A result's note (e.g. a newer version of it could not be read) travels with it.
     lines = [
@@ -138,6 +141,18 @@ def passages_for(
     if ctx.cloud and MIXED_CAVEAT in ctx.caveats:
         footer += " " + MIXED_CAVEAT
     return Found(mode=response.mode, passages=passages, text=wrap(lines, footer))
+
+
+def _within(results: list, max_chars: int | None, budget: int | None) -> list:
+    if budget is None:
+        return results
+    kept, spent = [], 0
+    for result in results:
+        spent += len(_cut(result.text, max_chars))
+        if kept and spent > budget:
+            break
+        kept.append(result)
+    return kept
 
 
 def _cut(text: str, max_chars: int | None) -> str:

@@ -5,7 +5,9 @@
   (Qwen2.5-Coder does this when its chat template's tool format is not
   followed) or Qwen/Hermes `<tool_call>{…}</tool_call>` in the content. Only a
   call to a tool this turn offers counts; arguments may be an object or a
-  JSON string. The call is taken out of the text.
+  JSON string. The call is taken out of the text. A call whose outer JSON is
+  broken (the real model wrote `{["name": "search_notes", "arguments": {…}]}`)
+  still counts when its tool's name and its arguments object can be read.
 - A run-away reply: `repeating` says when the text has started to loop
   (the same stretch written over and over), so the runner stops it.
 """
@@ -25,7 +27,7 @@ _TAGGED = re.compile(r"<tool_call>\s*(\{.*?\})\s*(?:</tool_call>|$)", re.S)
 def calls_in_text(text: str, offered: set[str]) -> tuple[list[ToolCall], str]:
     """(the tool calls written in `text`, the text without them)."""
     bare = text.strip()
-    if bare.startswith("{") and bare.endswith("}"):
+    if bare.startswith("{"):
         # The whole reply is one call, unfenced (the real model wrote this too).
         call = _call(bare, offered)
         if call is not None:
@@ -47,10 +49,11 @@ def _call(raw: str, offered: set[str]) -> ToolCall | None:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError:
-        return None
-    if not isinstance(data, dict):
-        return None
-    name, arguments = _named(data)
+        data = None
+    if isinstance(data, dict):
+        name, arguments = _named(data)
+    else:
+        name, arguments = _salvaged(raw, offered)
     if name not in offered:
         return None
     if isinstance(arguments, str):
@@ -73,6 +76,26 @@ def _named(data: dict) -> tuple[object, object]:
         function = None
     name = data.get("name") or function
     return name, data.get("arguments", data.get("parameters", {}))
+
+
+_NAME = re.compile(r'"(?:name|function)"\s*:\s*"([^"]+)"')
+_ARGUMENTS = re.compile(r'"(?:arguments|parameters)"\s*:\s*')
+
+
+def _salvaged(raw: str, offered: set[str]) -> tuple[object, object]:
+    """(name, arguments) from a call whose JSON as a whole does not parse:
+    exactly one offered tool named under "name"/"function", and the first
+    "arguments" value read as JSON where it starts. Anything less is not a
+    call (None, None): text that merely mentions a tool stays text."""
+    names = {m.group(1) for m in _NAME.finditer(raw)} & offered
+    found = _ARGUMENTS.search(raw)
+    if len(names) != 1 or found is None:
+        return None, None
+    try:
+        arguments, _ = json.JSONDecoder().raw_decode(raw, found.end())
+    except json.JSONDecodeError:
+        return None, None
+    return names.pop(), arguments
 
 
 REPEAT_WINDOW = 1200  # characters of the reply's end that are looked at

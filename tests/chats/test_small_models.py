@@ -76,6 +76,23 @@ def test_a_call_that_names_its_tool_as_function_is_run(
     assert json.loads(answer.activity[1]["arguments"])["query"] == "Hale"
 
 
+def test_a_call_whose_json_as_a_whole_is_broken_is_still_run(owner, notes, local_model, llm):
+    # The real model on the seed benchmark: a list opened inside the object.
+    written = '{["name": "search_notes", "arguments": {"query": "Hale", "latest_only": true}]}'
+    llm.queue(Reply(text=written), Reply(text="Hale [1]."))
+    _, answer = run_turn(owner, "Who does the boiler?")
+    assert answer.text == "Hale [1]."
+    assert json.loads(answer.activity[1]["arguments"]) == {"query": "Hale", "latest_only": True}
+
+
+def test_a_broken_object_that_names_no_offered_tool_is_left_alone(owner, notes, local_model, llm):
+    text = '{["name": "delete_everything", "arguments": {"query": "Hale"}]}'
+    llm.queue(Reply(text=text))
+    _, answer = run_turn(owner, "Who does the boiler?")
+    assert answer.text.startswith(text)
+    assert [a["name"] for a in answer.activity] == ["search_notes"]  # the first search only
+
+
 def test_text_that_only_looks_like_a_call_is_left_alone(owner, notes, local_model, llm):
     text = 'Here is JSON:\n```json\n{"name": "Hale & Sons", "arguments": 3}\n```'
     llm.queue(Reply(text=text))

@@ -51,18 +51,21 @@ def verify(text: str, valid: set[int]) -> tuple[str, list[int], int]:
     return cleaned, used, invalid
 
 
-def without_labels(text: str, labels: list[str]) -> str:
+def without_labels(text: str, labels: list[str], wrapper: tuple[str, ...] = ()) -> str:
     """`text` without the passage labels Jarvis wrote (`[6] "Title" · path ·
     date · latest version`) that a small model copied: a small model
     sometimes copies the header of the passage it answers from, on a line of
-    its own (dropped) or inside a sentence, whole or as far as the title
-    (`[6] "Title"`), where its number stays as the citation it stands for.
-    The header is Jarvis's own bookkeeping, never part of an answer."""
+    its own (dropped, also as `[6] Title` without its quotes) or inside a
+    sentence, whole or as far as the title (`[6] "Title"`), where its number
+    stays as the citation it stands for; and the lines of the wrapper the
+    passages came in (`wrapper`: `<retrieved_data>` …), dropped. The header
+    and the wrapper are Jarvis's own bookkeeping, never part of an answer."""
     known = {label.strip() for label in labels}
     heads = {label[: label.index('" ') + 1] for label in known if '" ' in label}
-    if not any(head in text for head in heads | known):
+    whole_lines = known | {head.replace('"', "") for head in heads} | set(wrapper)
+    if not any(head in text for head in heads | whole_lines):
         return text
-    kept = [line for line in text.split("\n") if line.strip() not in known]
+    kept = [line for line in text.split("\n") if line.strip() not in whole_lines]
     text = "\n".join(kept).strip("\n")
     for label in sorted(known | heads, key=len, reverse=True):
         text = text.replace(label, label[: label.index("]") + 1])

@@ -42,6 +42,15 @@ HEAD = (
     "Jarvis searched the notes for the question below before you answered. These "
     "passages are what it found; cite the ones you use by their number, like [1]."
 )
+# What the time mode asks of the answer, said beside the passages: a small
+# model told only "prefer the latest version" answered "how did X change?"
+# with the latest value alone.
+MODE_HINTS = {
+    "history": (
+        "The question asks how something changed: the passages are in date order, "
+        "oldest first. Give each value they show, in that order, with its date."
+    ),
+}
 RECORDS = "The project registry's records for the projects these passages are about:"
 NOTHING = "Jarvis searched the notes for the question below and found nothing relevant."
 # What the passages lead into: the person's question, last in the message.
@@ -89,10 +98,11 @@ def first_search(ctx: TurnContext, question: str, *, shrunk: bool = False) -> st
     }
     if not found.passages:
         return NOTHING
+    head = " ".join(filter(None, (HEAD, MODE_HINTS.get(found.mode))))
     records = records_for_passages(ctx, found.passages)
     if records:
-        return f"{HEAD}\n\n{found.text}\n\n{RECORDS}\n{wrap(records)}"
-    return f"{HEAD}\n\n{found.text}"
+        return f"{head}\n\n{found.text}\n\n{RECORDS}\n{wrap(records)}"
+    return f"{head}\n\n{found.text}"
 
 
 _OVERFLOW = re.compile(

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from apps.chats.first_search import FIRST_BUDGET_CHARS, NOTHING, not_about_notes
+from apps.chats.first_search import FIRST_BUDGET_CHARS, MODE_HINTS, NOTHING, not_about_notes
 from apps.chats.tools import LOCAL_ONLY_STOP
 from apps.library.ingest.sync import source_sync
 from tests.fakes.llm import Reply
@@ -49,6 +49,29 @@ def test_a_model_that_never_calls_a_tool_answers_with_a_verified_citation(
     assert answer.activity[0]["name"] == "search_notes" and answer.activity[0]["first"]
     # The stored question is what the person wrote.
     assert "<retrieved_data>" not in json.dumps(answer.parent.turns)
+
+
+@pytest.fixture
+def boiler_versions(owner, vault, make_source, embedder):
+    vault.write("home/boiler_2026-10.md", "# Boiler\n\nThe boiler pressure is 1.5 bar.\n")
+    vault.write("home/boiler_2026-03.md", "# Boiler\n\nThe boiler pressure is 1.2 bar.\n")
+    source_sync(source=make_source(owner, vault), embedder=embedder)
+
+
+def test_a_question_about_change_gets_the_versions_oldest_first_and_is_asked_for_each(
+    owner, boiler_versions, local_model, llm
+):
+    # Told only "prefer the latest version", a small model answered "how did
+    # it change?" with the latest value alone.
+    llm.queue(Reply(text="1.2 bar in March [1], 1.5 bar in October [2]."))
+    run_turn(owner, "How did the boiler pressure change over time?")
+    sent = user_text(llm.chat_requests[0])
+    assert MODE_HINTS["history"] in sent
+    assert sent.index("1.2 bar") < sent.index("1.5 bar")
+
+    llm.queue(Reply(text="1.5 bar [1]."))
+    run_turn(owner, "What is the boiler pressure now?")
+    assert MODE_HINTS["history"] not in user_text(llm.chat_requests[1])
 
 
 def test_a_model_without_tool_support_still_gets_the_passages(owner, notes, local_model, llm):

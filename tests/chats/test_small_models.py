@@ -237,6 +237,21 @@ def test_a_passage_header_the_model_copies_is_left_out_of_the_answer(
     assert answer.citations[0]["path"] == "home/boiler.md"
 
 
+def test_the_wrapper_and_an_unquoted_header_the_model_copies_are_left_out(
+    owner, notes, local_model, llm
+):
+    # The real model also began answers with "<retrieved_data>" or with the
+    # passage's number and title, its quotes dropped, on a line of their own.
+    llm.queue(
+        Reply(
+            text="<retrieved_data>\n[1] Boiler\nThe service is due on 14 April [1].\n</retrieved_data>"
+        )
+    )
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert answer.text == "The service is due on 14 April [1]."
+    assert answer.citations[0]["path"] == "home/boiler.md"
+
+
 def test_a_passage_header_copied_inside_a_sentence_becomes_its_citation(
     owner, notes, local_model, llm
 ):

@@ -32,6 +32,7 @@ from apps.chats.tools import (  # noqa: F401  (importing registers them)
 from apps.chats.tools.context import (
     LOCAL_ONLY_STOP,
     MIXED_CAVEAT,
+    WRAPPER_LINES,
     Passage,
     PrivacyStop,
     ToolError,
@@ -53,6 +54,7 @@ __all__ = [
     "MIXED_CAVEAT",
     "SEARCH_ONLY",
     "TOOLS",
+    "WRAPPER_LINES",
     "Passage",
     "PrivacyStop",
     "Tool",

@@ -471,7 +471,7 @@ async def _budgeted(generation: Generation, stream):
 async def _finish_citations(generation, turn, ctx, conversation, specs, answer_blocks) -> None:
     valid = set(ctx.passages)
     generation.text = citations.without_labels(
-        generation.text, [p.label() for p in ctx.passages.values()]
+        generation.text, [p.label() for p in ctx.passages.values()], tools.WRAPPER_LINES
     )
     if ctx.passages:
         final = _text_of(answer_blocks)

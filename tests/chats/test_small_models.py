@@ -220,15 +220,21 @@ def test_a_search_only_model_gets_the_compact_prompt_unless_the_admin_wrote_one(
     assert system_sent().startswith("You are the Smiths' assistant.")
 
 
+def first_header(owner, llm) -> str:
+    """The header Jarvis gave passage [1] in a turn's request, as sent."""
+    llm.queue(Reply(text="On 14 April [1]."))
+    run_turn(owner, "When is the boiler service due?")
+    content = llm.chat_requests[-1].json["messages"][-1]["content"]
+    sent = content if isinstance(content, str) else json.dumps(content)
+    [header] = [line for line in sent.splitlines() if line.startswith("[1] ")]
+    return header
+
+
 def test_a_passage_header_the_model_copies_is_left_out_of_the_answer(
     owner, notes, local_model, llm
 ):
     # A real small model began an answer with the header Jarvis gave the passage.
-    llm.queue(Reply(text="On 14 April [1]."))
-    run_turn(owner, "When is the boiler service due?")
-    content = llm.chat_requests[0].json["messages"][-1]["content"]
-    sent = content if isinstance(content, str) else json.dumps(content)
-    [header] = [line for line in sent.splitlines() if line.startswith("[1] ")]
+    header = first_header(owner, llm)
     assert header.startswith('[1] "Boiler" · home/boiler.md')
 
     llm.queue(Reply(text=f"{header}\nThe service is due on 14 April [1]."))
@@ -257,11 +263,7 @@ def test_a_passage_header_copied_inside_a_sentence_becomes_its_citation(
 ):
     # The real model also ran the headers into its sentences, whole or as far
     # as the title: the number stays, as the citation it stands for.
-    llm.queue(Reply(text="On 14 April [1]."))
-    run_turn(owner, "When is the boiler service due?")
-    content = llm.chat_requests[0].json["messages"][-1]["content"]
-    sent = content if isinstance(content, str) else json.dumps(content)
-    [header] = [line for line in sent.splitlines() if line.startswith("[1] ")]
+    header = first_header(owner, llm)
 
     llm.queue(Reply(text=f'The service is due on 14 April. {header} Hale do it, see [1] "Boiler".'))
     _, answer = run_turn(owner, "When is the boiler service due?")

@@ -51,25 +51,37 @@ def verify(text: str, valid: set[int]) -> tuple[str, list[int], int]:
     return cleaned, used, invalid
 
 
+def only_numbers(text: str) -> bool:
+    """Is `text` nothing but citation numbers ("[1] [3]")? An answer of no
+    words, which a small model sometimes writes."""
+    return bool(_CITE.search(text)) and not re.search(r"\w", _CITE.sub("", text))
+
+
 def without_labels(text: str, labels: list[str], wrapper: tuple[str, ...] = ()) -> str:
     """`text` without the passage labels Jarvis wrote (`[6] "Title" · path ·
     date · latest version`) that a small model copied: a small model
     sometimes copies the header of the passage it answers from, on a line of
-    its own (dropped, also as `[6] Title` without its quotes) or inside a
-    sentence, whole or as far as the title (`[6] "Title"`), where its number
-    stays as the citation it stands for; and the lines of the wrapper the
-    passages came in (`wrapper`: `<retrieved_data>` …), dropped. The header
-    and the wrapper are Jarvis's own bookkeeping, never part of an answer."""
+    its own (dropped, with or without its quotes, whole or as far as the
+    title) or inside a sentence, whole or as far as the title (`[6] "Title"`),
+    where its number stays as the citation it stands for; and the lines of
+    the wrapper the passages came in (`wrapper`: `<retrieved_data>` …),
+    dropped. The header and the wrapper are Jarvis's own bookkeeping, never
+    part of an answer."""
     known = {label.strip() for label in labels}
     heads = {label[: label.index('" ') + 1] for label in known if '" ' in label}
-    whole_lines = known | {head.replace('"', "") for head in heads} | set(wrapper)
-    if not any(head in text for head in heads | whole_lines):
+    unquoted = {_unquoted(label) for label in known | heads}
+    lines = unquoted | set(wrapper)
+    if not any(label in text for label in heads | lines):
         return text
-    kept = [line for line in text.split("\n") if line.strip() not in whole_lines]
+    kept = [line for line in text.split("\n") if _unquoted(line) not in lines]
     text = "\n".join(kept).strip("\n")
     for label in sorted(known | heads, key=len, reverse=True):
         text = text.replace(label, label[: label.index("]") + 1])
     return text
+
+
+def _unquoted(line: str) -> str:
+    return line.strip().replace('"', "")
 
 
 def removed_note(count: int) -> str:

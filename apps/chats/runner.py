@@ -53,6 +53,10 @@ ASK_TO_CITE = (
     "You used passages from the notes but cited none. Rewrite your answer citing the passages "
     "you relied on with their numbers in square brackets, like [1]. Change nothing else."
 )
+ASK_IN_WORDS = (
+    "Your answer was only passage numbers. Answer the question in words from the passages, "
+    "citing the ones you use like [1]."
+)
 ROUND_LIMIT_NOTE = "Stopped: the model kept calling tools without answering."
 # How long a reply waits for its attachments to be indexed, and how often it looks.
 ATTACHMENT_WAIT, ATTACHMENT_POLL = 90.0, 0.5
@@ -473,6 +477,14 @@ async def _finish_citations(generation, turn, ctx, conversation, specs, answer_b
     generation.text = citations.without_labels(
         generation.text, [p.label() for p in ctx.passages.values()], tools.WRAPPER_LINES
     )
+    if ctx.passages and citations.only_numbers(_text_of(answer_blocks)):
+        # "[1] [3]" and nothing else: the small model named passages and wrote
+        # no answer. Asked once for one in words.
+        retried = await _asked_again(
+            generation, turn, conversation, ASK_IN_WORDS,
+            lambda text: not citations.only_numbers(text),
+        )  # fmt: skip
+        answer_blocks = retried or answer_blocks
     if ctx.passages:
         final = _text_of(answer_blocks)
         _, used, _ = citations.verify(final, valid)
@@ -489,18 +501,10 @@ async def _finish_citations(generation, turn, ctx, conversation, specs, answer_b
                 used = added
         if not used and specs and not stopped and not refusals.is_refusal(final):
             # Asked once; the retry replaces the answer only if it now cites.
-            conversation.append({"role": "user", "blocks": [{"type": "text", "text": ASK_TO_CITE}]})
-            before_text, before_turns = generation.text, list(generation.turns)
-            generation.text = ""
-            retry_blocks, retry_calls = await _stream(generation, turn, conversation, [])
-            retried = _text_of(retry_blocks)
-            if not retry_calls and citations.verify(retried, valid)[1]:
-                generation.turns = [
-                    *before_turns[:-1],
-                    {"role": "assistant", "blocks": retry_blocks},
-                ]
-            else:
-                generation.text, generation.turns = before_text, before_turns
+            await _asked_again(
+                generation, turn, conversation, ASK_TO_CITE,
+                lambda text: bool(citations.verify(text, valid)[1]),
+            )  # fmt: skip
     cleaned, used, invalid = citations.verify(generation.text, valid)
     generation.text = cleaned
     generation.citations = [ctx.passages[n].citation() for n in used]
@@ -512,6 +516,21 @@ async def _finish_citations(generation, turn, ctx, conversation, specs, answer_b
     for caveat in ctx.caveats:
         generation.notes.append(caveat)
     generation.touch("answer", "sources", "notes")
+
+
+async def _asked_again(generation, turn, conversation, ask: str, better) -> list[dict] | None:
+    """The model asked once more (`ask`, with no tools): its new answer
+    replaces the old one when it calls nothing and `better(text)` holds
+    (returned as blocks); otherwise the old answer stays (None)."""
+    conversation.append({"role": "user", "blocks": [{"type": "text", "text": ask}]})
+    before_text, before_turns = generation.text, list(generation.turns)
+    generation.text = ""
+    retry_blocks, retry_calls = await _stream(generation, turn, conversation, [])
+    if not retry_calls and better(_text_of(retry_blocks)):
+        generation.turns = [*before_turns[:-1], {"role": "assistant", "blocks": retry_blocks}]
+        return retry_blocks
+    generation.text, generation.turns = before_text, before_turns
+    return None
 
 
 def _text_of(blocks: list[dict]) -> str:

@@ -258,6 +258,29 @@ def test_the_wrapper_and_an_unquoted_header_the_model_copies_are_left_out(
     assert answer.citations[0]["path"] == "home/boiler.md"
 
 
+def test_a_header_copied_without_its_quotes_is_left_out(owner, notes, local_model, llm):
+    header = first_header(owner, llm).replace('"', "")
+    llm.queue(Reply(text=f"{header}\nThe service is due on 14 April [1]."))
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert answer.text == "The service is due on 14 April [1]."
+
+
+def test_an_answer_of_only_passage_numbers_is_asked_for_in_words(owner, notes, local_model, llm):
+    # The real model answered "When was it abandoned and why?" with "[1] [3]".
+    llm.queue(Reply(text="[1] [3]"), Reply(text="Hale & Sons service it on 14 April [1]."))
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert answer.text == "Hale & Sons service it on 14 April [1]."
+    assert "only passage numbers" in json.dumps(llm.chat_requests[1].json["messages"][-1])
+    assert answer.citations[0]["path"] == "home/boiler.md"
+
+
+def test_a_second_answer_of_only_numbers_leaves_the_first(owner, notes, local_model, llm):
+    llm.queue(Reply(text="[1]"), Reply(text="[1]"))
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert answer.text == "[1]"
+    assert len(llm.chat_requests) == 2
+
+
 def test_a_passage_header_copied_inside_a_sentence_becomes_its_citation(
     owner, notes, local_model, llm
 ):

@@ -51,10 +51,11 @@ def verify(text: str, valid: set[int]) -> tuple[str, list[int], int]:
     return cleaned, used, invalid
 
 
-def only_numbers(text: str) -> bool:
-    """Is `text` nothing but citation numbers ("[1] [3]")? An answer of no
-    words, which a small model sometimes writes."""
-    return bool(_CITE.search(text)) and not re.search(r"\w", _CITE.sub("", text))
+def says_nothing(text: str) -> bool:
+    """Has `text` no words besides citation numbers ("[1] [3]", or nothing
+    left once the copied passage headers are gone)? A small model sometimes
+    answers so."""
+    return not re.search(r"\w", _CITE.sub("", text))
 
 
 def without_labels(text: str, labels: list[str], wrapper: tuple[str, ...] = ()) -> str:

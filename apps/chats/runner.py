@@ -474,19 +474,25 @@ async def _budgeted(generation: Generation, stream):
 
 async def _finish_citations(generation, turn, ctx, conversation, specs, answer_blocks) -> None:
     valid = set(ctx.passages)
-    generation.text = citations.without_labels(
-        generation.text, [p.label() for p in ctx.passages.values()], tools.WRAPPER_LINES
-    )
-    if ctx.passages and citations.only_numbers(_text_of(answer_blocks)):
+    labels = [p.label() for p in ctx.passages.values()]
+
+    def cleaned(text: str) -> str:
+        # Without the passage headers and wrapper lines a small model copied:
+        # what the person reads, and what is checked for citations.
+        return citations.without_labels(text, labels, tools.WRAPPER_LINES)
+
+    generation.text = cleaned(generation.text)
+    if ctx.passages and citations.says_nothing(cleaned(_text_of(answer_blocks))):
         # "[1] [3]" and nothing else: the small model named passages and wrote
         # no answer. Asked once for one in words.
         retried = await _asked_again(
             generation, turn, conversation, ASK_IN_WORDS,
-            lambda text: not citations.only_numbers(text),
+            lambda text: not citations.says_nothing(cleaned(text)),
         )  # fmt: skip
         answer_blocks = retried or answer_blocks
+        generation.text = cleaned(generation.text)
     if ctx.passages:
-        final = _text_of(answer_blocks)
+        final = cleaned(_text_of(answer_blocks))
         _, used, _ = citations.verify(final, valid)
         stopped = generation.usage.get("stop_reason") == "budget"
         if not used and not refusals.is_refusal(final):

@@ -274,6 +274,25 @@ def test_an_answer_of_only_passage_numbers_is_asked_for_in_words(owner, notes, l
     assert answer.citations[0]["path"] == "home/boiler.md"
 
 
+def test_an_answer_whose_only_number_was_a_copied_header_gets_attributed_citations(
+    owner, notes, local_model, llm
+):
+    # The real model began with the passage's header, then repeated the
+    # passage uncited: the header's number had counted as a citation, and
+    # with the header dropped the answer was left with none.
+    header = first_header(owner, llm)
+    llm.queue(Reply(text=f"{header}\nThe boiler service is due on 14 April; Hale & Sons do it."))
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert answer.text == "The boiler service is due on 14 April; Hale & Sons do it [1]."
+    assert answer.citations[0]["path"] == "home/boiler.md"
+
+
+def test_an_answer_of_only_copied_titles_is_asked_for_in_words(owner, notes, local_model, llm):
+    llm.queue(Reply(text='[1] "Boiler"'), Reply(text="Hale & Sons, on 14 April [1]."))
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert answer.text == "Hale & Sons, on 14 April [1]."
+
+
 def test_a_second_answer_of_only_numbers_leaves_the_first(owner, notes, local_model, llm):
     llm.queue(Reply(text="[1]"), Reply(text="[1]"))
     _, answer = run_turn(owner, "When is the boiler service due?")

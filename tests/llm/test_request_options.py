@@ -9,6 +9,7 @@ from apps.instance.forms import ConnectionForm
 from apps.instance.models import ModelEntry
 from apps.instance.services import connection_create
 from apps.llm import ToolSpec, provider_config_for
+from apps.llm.config import SMALL_MODEL_TEMPERATURE
 from apps.llm.openai import request_body
 
 pytestmark = pytest.mark.django_db
@@ -35,6 +36,18 @@ def test_every_request_carries_the_connections_options():
     )
     # A request without tools (the citation retry) must not carry tool_choice.
     assert "tool_choice" not in request_body(config, system="s", turns=[], tools=[])
+
+
+def test_a_small_model_is_sent_a_low_temperature_unless_the_admin_set_one():
+    model = entry()
+    assert "temperature" not in request_body(
+        provider_config_for(model), system="s", turns=[], tools=[]
+    )
+    model.search_only = True
+    body = request_body(provider_config_for(model), system="s", turns=[], tools=[])
+    assert body["temperature"] == SMALL_MODEL_TEMPERATURE
+    model.connection.request_options = {"temperature": 0.7}
+    assert provider_config_for(model).extra["temperature"] == 0.7
 
 
 def test_openrouter_privacy_cannot_be_loosened_by_an_option():

@@ -60,25 +60,44 @@ def says_nothing(text: str) -> bool:
 
 def without_labels(text: str, labels: list[str], wrapper: tuple[str, ...] = ()) -> str:
     """`text` without the passage labels Jarvis wrote (`[6] "Title" · path ·
-    date · latest version`) that a small model copied: a small model
-    sometimes copies the header of the passage it answers from, on a line of
-    its own (dropped, with or without its quotes, whole or as far as the
-    title) or inside a sentence, whole or as far as the title (`[6] "Title"`),
-    where its number stays as the citation it stands for; and the lines of
-    the wrapper the passages came in (`wrapper`: `<retrieved_data>` …),
-    dropped. The header and the wrapper are Jarvis's own bookkeeping, never
-    part of an answer."""
+    date · latest version`) that a small model copied. A line that is a
+    header (with or without its quotes; whole, as far as the title, or only
+    some of its " · " fields after its number) is dropped; a header run into
+    a sentence, whole or as far as the title (`[6] "Title"`), becomes its
+    number, the citation it stands for. Lines of the wrapper the passages
+    came in (`wrapper`: `<retrieved_data>` …) are dropped too. The header
+    and the wrapper are Jarvis's own bookkeeping, never part of an answer."""
     known = {label.strip() for label in labels}
     heads = {label[: label.index('" ') + 1] for label in known if '" ' in label}
     unquoted = {_unquoted(label) for label in known | heads}
     lines = unquoted | set(wrapper)
-    if not any(label in text for label in heads | lines):
-        return text
-    kept = [line for line in text.split("\n") if _unquoted(line) not in lines]
+    by_number = {
+        int(m.group(1)): _unquoted(label) for label in known if (m := _NUMBERED.match(label))
+    }
+    kept = [
+        line
+        for line in text.split("\n")
+        if _unquoted(line) not in lines and not _pieces_of_header(line, by_number)
+    ]
     text = "\n".join(kept).strip("\n")
     for label in sorted(known | heads, key=len, reverse=True):
         text = text.replace(label, label[: label.index("]") + 1])
     return text
+
+
+_NUMBERED = re.compile(r"\s*\[(\d{1,3})\]")
+
+
+def _pieces_of_header(line: str, by_number: dict[int, str]) -> bool:
+    """A line `[n] …` made only of pieces of passage n's header, its fields
+    joined by " · " (the real model wrote `[1] · path › section · undated ·
+    latest version`, the title left out)."""
+    found = _NUMBERED.match(line)
+    if found is None or " · " not in line or int(found.group(1)) not in by_number:
+        return False
+    label = by_number[int(found.group(1))]
+    pieces = [piece.strip() for piece in _unquoted(line[found.end() :]).split(" · ")]
+    return all(piece in label for piece in pieces)
 
 
 def _unquoted(line: str) -> str:

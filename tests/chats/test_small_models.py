@@ -258,8 +258,15 @@ def test_the_wrapper_and_an_unquoted_header_the_model_copies_are_left_out(
     assert answer.citations[0]["path"] == "home/boiler.md"
 
 
-def test_a_header_copied_without_its_quotes_is_left_out(owner, notes, local_model, llm):
-    header = first_header(owner, llm).replace('"', "")
+@pytest.mark.parametrize(
+    "copy",
+    [
+        lambda header: header.replace('"', ""),  # without its quotes
+        lambda header: "[1] · " + header.split(" · ", 1)[1],  # its fields, the title left out
+    ],
+)
+def test_a_header_copied_in_part_is_left_out(owner, notes, local_model, llm, copy):
+    header = copy(first_header(owner, llm))
     llm.queue(Reply(text=f"{header}\nThe service is due on 14 April [1]."))
     _, answer = run_turn(owner, "When is the boiler service due?")
     assert answer.text == "The service is due on 14 April [1]."

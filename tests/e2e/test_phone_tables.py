@@ -101,6 +101,28 @@ def test_on_a_laptop_the_nav_is_a_row_without_a_menu_button(page, live_server_ur
         assert link.is_visible()
 
 
+def test_on_a_phone_a_long_model_name_does_not_widen_the_chat(page, live_server_url, owner):
+    # llama.cpp lists a model by its GGUF's path: the header's picker showed
+    # it whole and the page was twice a phone's width.
+    from apps.instance.services import connection_create, model_add
+
+    connection = connection_create(
+        name="home", kind="openai", base_url="http://127.0.0.1:9/v1", location="local"
+    )
+    model_add(
+        connection=connection,
+        model_id="/srv/models/qwen2.5-coder-1.5b-instruct-q4_k_m-with-a-long-file-name.gguf",
+        default=True,
+    )
+    chat = Chat.objects.create(owner=owner, title="Boiler service")
+    page.set_viewport_size(PHONE)
+    sign_in(page, live_server_url)
+    page.goto(f"{live_server_url}/chat/{chat.pk}/")
+    assert "long-file-name" in page.locator("[data-testid=chat-model]").inner_text()
+    assert page.evaluate(OFF_SCREEN_JS, PHONE["width"]) == []
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= PHONE["width"]
+
+
 def test_on_a_phone_the_chats_export_pin_and_delete_sit_in_a_more_menu(
     page, live_server_url, owner
 ):

@@ -230,15 +230,22 @@ def first_header(owner, llm) -> str:
     return header
 
 
+def answer_around_header(owner, llm, write):
+    """The saved answer when the model's reply is `write(header)`, the header
+    being the one Jarvis gave passage [1]."""
+    llm.queue(Reply(text=write(first_header(owner, llm))))
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    return answer
+
+
 def test_a_passage_header_the_model_copies_is_left_out_of_the_answer(
     owner, notes, local_model, llm
 ):
     # A real small model began an answer with the header Jarvis gave the passage.
-    header = first_header(owner, llm)
-    assert header.startswith('[1] "Boiler" · home/boiler.md')
-
-    llm.queue(Reply(text=f"{header}\nThe service is due on 14 April [1]."))
-    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert first_header(owner, llm).startswith('[1] "Boiler" · home/boiler.md')
+    answer = answer_around_header(
+        owner, llm, lambda header: f"{header}\nThe service is due on 14 April [1]."
+    )
     assert answer.text == "The service is due on 14 April [1]."
     assert answer.citations[0]["path"] == "home/boiler.md"
 
@@ -266,9 +273,9 @@ def test_the_wrapper_and_an_unquoted_header_the_model_copies_are_left_out(
     ],
 )
 def test_a_header_copied_in_part_is_left_out(owner, notes, local_model, llm, copy):
-    header = copy(first_header(owner, llm))
-    llm.queue(Reply(text=f"{header}\nThe service is due on 14 April [1]."))
-    _, answer = run_turn(owner, "When is the boiler service due?")
+    answer = answer_around_header(
+        owner, llm, lambda header: f"{copy(header)}\nThe service is due on 14 April [1]."
+    )
     assert answer.text == "The service is due on 14 April [1]."
 
 
@@ -278,19 +285,6 @@ def test_an_answer_of_only_passage_numbers_is_asked_for_in_words(owner, notes, l
     _, answer = run_turn(owner, "When is the boiler service due?")
     assert answer.text == "Hale & Sons service it on 14 April [1]."
     assert "only passage numbers" in json.dumps(llm.chat_requests[1].json["messages"][-1])
-    assert answer.citations[0]["path"] == "home/boiler.md"
-
-
-def test_an_answer_whose_only_number_was_a_copied_header_gets_attributed_citations(
-    owner, notes, local_model, llm
-):
-    # The real model began with the passage's header, then repeated the
-    # passage uncited: the header's number had counted as a citation, and
-    # with the header dropped the answer was left with none.
-    header = first_header(owner, llm)
-    llm.queue(Reply(text=f"{header}\nThe boiler service is due on 14 April; Hale & Sons do it."))
-    _, answer = run_turn(owner, "When is the boiler service due?")
-    assert answer.text == "The boiler service is due on 14 April; Hale & Sons do it [1]."
     assert answer.citations[0]["path"] == "home/boiler.md"
 
 
@@ -307,14 +301,27 @@ def test_a_second_answer_of_only_numbers_leaves_the_first(owner, notes, local_mo
     assert len(llm.chat_requests) == 2
 
 
-def test_a_passage_header_copied_inside_a_sentence_becomes_its_citation(
-    owner, notes, local_model, llm
-):
-    # The real model also ran the headers into its sentences, whole or as far
-    # as the title: the number stays, as the citation it stands for.
-    header = first_header(owner, llm)
-
-    llm.queue(Reply(text=f'The service is due on 14 April. {header} Hale do it, see [1] "Boiler".'))
-    _, answer = run_turn(owner, "When is the boiler service due?")
-    assert answer.text == "The service is due on 14 April. [1] Hale do it, see [1]."
+@pytest.mark.parametrize(
+    ("write", "saved"),
+    [
+        # The real model ran the headers into its sentences, whole or as far
+        # as the title: the number stays, as the citation it stands for.
+        (
+            lambda header: (
+                f'The service is due on 14 April. {header} Hale do it, see [1] "Boiler".'
+            ),
+            "The service is due on 14 April. [1] Hale do it, see [1].",
+        ),
+        # It also began with the header, then repeated the passage uncited:
+        # the header's number had counted as a citation, and with the header
+        # dropped the answer was left with none. Now it gets attributed ones.
+        (
+            lambda header: f"{header}\nThe boiler service is due on 14 April; Hale & Sons do it.",
+            "The boiler service is due on 14 April; Hale & Sons do it [1].",
+        ),
+    ],
+)
+def test_a_copied_header_leaves_the_answer_cited(owner, notes, local_model, llm, write, saved):
+    answer = answer_around_header(owner, llm, write)
+    assert answer.text == saved
     assert answer.citations[0]["path"] == "home/boiler.md"

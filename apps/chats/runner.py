@@ -481,7 +481,6 @@ async def _finish_citations(generation, turn, ctx, conversation, specs, answer_b
         # what the person reads, and what is checked for citations.
         return citations.without_labels(text, labels, tools.WRAPPER_LINES)
 
-    generation.text = cleaned(generation.text)
     if ctx.passages and citations.says_nothing(cleaned(_text_of(answer_blocks))):
         # "[1] [3]" and nothing else: the small model named passages and wrote
         # no answer. Asked once for one in words.
@@ -490,7 +489,7 @@ async def _finish_citations(generation, turn, ctx, conversation, specs, answer_b
             lambda text: not citations.says_nothing(cleaned(text)),
         )  # fmt: skip
         answer_blocks = retried or answer_blocks
-        generation.text = cleaned(generation.text)
+    generation.text = cleaned(generation.text)
     if ctx.passages:
         final = cleaned(_text_of(answer_blocks))
         _, used, _ = citations.verify(final, valid)

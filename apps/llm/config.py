@@ -125,12 +125,13 @@ def is_openrouter(base_url: str) -> bool:
 SMALL_MODEL_TEMPERATURE = 0.2
 
 
-def _extra(connection, entry=None) -> dict | None:
+def _extra(entry: ModelEntry) -> dict | None:
     """The admin's request options (temperature, repeat penalty, tool_choice…),
     with OpenRouter's privacy routing on top: no option can loosen it; a
     small model's temperature when the admin set none."""
+    connection = entry.connection
     extra = dict(getattr(connection, "request_options", None) or {})
-    if getattr(entry, "search_only", False):
+    if entry.search_only:
         extra.setdefault("temperature", SMALL_MODEL_TEMPERATURE)
     if is_openrouter(connection.base_url):
         extra.update(OPENROUTER_PRIVACY)
@@ -148,7 +149,7 @@ def provider_config_for(entry: ModelEntry, **overrides: Any) -> ProviderConfig:
         api_key=connection.api_key,
         model=entry.model_id,
         timeout=float(settings.CHAT_REQUEST_TIMEOUT_SECONDS),
-        extra=_extra(connection, entry),
+        extra=_extra(entry),
         cloud=entry.is_cloud,
     )
     return replace(config, **overrides) if overrides else config

@@ -89,15 +89,16 @@ _NUMBERED = re.compile(r"\s*\[(\d{1,3})\]")
 
 
 def _pieces_of_header(line: str, by_number: dict[int, str]) -> bool:
-    """A line `[n] …` made only of pieces of passage n's header, its fields
+    """A line `[n] …` made only of pieces of a passage's header, its fields
     joined by " · " (the real model wrote `[1] · path › section · undated ·
-    latest version`, the title left out)."""
+    latest version`, the title left out). The header may be another
+    passage's: the real model also copied passage 3's header under the
+    number 1, and the 1 left behind cited the wrong passage."""
     found = _NUMBERED.match(line)
     if found is None or " · " not in line or int(found.group(1)) not in by_number:
         return False
-    label = by_number[int(found.group(1))]
     pieces = [piece.strip() for piece in _unquoted(line[found.end() :]).split(" · ")]
-    return all(piece in label for piece in pieces)
+    return any(all(piece in label for piece in pieces) for label in by_number.values())
 
 
 def _unquoted(line: str) -> str:

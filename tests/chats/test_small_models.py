@@ -279,6 +279,29 @@ def test_a_header_copied_in_part_is_left_out(owner, notes, local_model, llm, cop
     assert answer.text == "The service is due on 14 April [1]."
 
 
+def test_a_header_copied_under_another_passage_number_is_left_out(
+    owner, vault, make_source, embedder, local_model, llm
+):
+    # The real model copied passage 3's header under the number 1 and then
+    # repeated passage 3: the 1 left behind cited the wrong passage.
+    vault.write("home/boiler.md", "# Boiler\n\nThe boiler service is due on 14 April.\n")
+    vault.write("home/bins.md", "# Bins\n\nThe green bin goes out on Tuesdays.\n")
+    source_sync(source=make_source(owner, vault), embedder=embedder)
+    question = "When is the boiler service, and which day do the bins go out?"
+    llm.queue(Reply(text="On 14 April [1]."))
+    run_turn(owner, question)
+    content = llm.chat_requests[-1].json["messages"][-1]["content"]
+    sent = content if isinstance(content, str) else json.dumps(content)
+    headers = {line[1]: line for line in sent.splitlines() if line[:1] == "[" and " · " in line}
+    bins = next(n for n, line in headers.items() if "home/bins.md" in line)
+    other = next(n for n in headers if n != bins)
+    copied = f"[{other}] · " + headers[bins].split(" · ", 1)[1]
+    llm.queue(Reply(text=f"{copied}\nThe green bin goes out on Tuesdays."))
+    _, answer = run_turn(owner, question)
+    assert answer.text == f"The green bin goes out on Tuesdays [{bins}]."
+    assert [c["path"] for c in answer.citations] == ["home/bins.md"]
+
+
 def test_an_answer_of_only_passage_numbers_is_asked_for_in_words(owner, notes, local_model, llm):
     # The real model answered "When was it abandoned and why?" with "[1] [3]".
     llm.queue(Reply(text="[1] [3]"), Reply(text="Hale & Sons service it on 14 April [1]."))

@@ -450,3 +450,63 @@ def test_the_keyword_leg_finds_visible_matches_behind_many_invisible_ones(
     monkeypatch.setattr(legs, "KEYWORD_PREFILTER", 2)  # the best two matches are all theirs
     ids = legs.keyword_leg("quince", visible_pools(owner), Filters(), False)
     assert [Document.objects.get(chunks__id=i).path for i in ids] == ["mine.md"]
+
+
+# --- a dated rewrite: the newer version's same section ---------------------------------------
+
+HANDOFF = """# Okafor household handoff
+## {month} 2026
+
+### Who we are
+Ngozi and Tunde Okafor and the twins, in Leeds since 2019. Ngozi handles the
+bills, Tunde the car and the garden.
+
+### Internet
+{internet}
+
+### Bins
+{bins}
+"""
+
+
+@pytest.fixture
+def handoffs(owner, vault, make_source, embedder):
+    vault.write(
+        "household/handoff_2026-03.md",
+        HANDOFF.format(
+            month="March",
+            internet="Broadband from Virgin Media, 350 Mb; the router is in the hallway.",
+            bins="Green bin on Tuesdays, recycling every other Friday.",
+        ),
+    )
+    vault.write(
+        "household/handoff_2026-10.md",
+        HANDOFF.format(
+            month="October",
+            internet="Zen fibre since July, 900 Mb; the new router lives in the study.",
+            bins="Green bin on Wednesdays now, recycling every other Monday.",
+        ),
+    )
+    return synced(owner, vault, make_source, embedder)
+
+
+def test_an_older_section_brings_in_the_same_section_of_the_newer_version(
+    owner, handoffs, embedder
+):
+    # "broadband" is a word only the March "Internet" section has: the newer
+    # version stands in with its own "Internet" section, not with whichever
+    # of its sections is closest to a question that names the Okafors.
+    question = "What broadband do Ngozi and Tunde Okafor have?"
+    results = search(user=owner, query=question, embedder=embedder).results
+    newest = [r for r in results if r.path == "household/handoff_2026-10.md"]
+    assert newest and newest[0].section.endswith("Internet")
+    march = [i for i, r in enumerate(results) if r.path == "household/handoff_2026-03.md"]
+    assert all(results.index(newest[0]) < i for i in march)
+
+
+def test_the_current_version_shows_two_passages_like_any_note(owner, handoffs, embedder):
+    results = search(
+        user=owner, query="router and green bin day", embedder=embedder, limit=5
+    ).results
+    newest = {r.section.rsplit("›", 1)[-1].strip() for r in results if r.is_latest}
+    assert {"Internet", "Bins"} <= newest

@@ -8,6 +8,7 @@ out for the families among the candidates.
 
 - **present / lookup**: family expansion. When an older version of a family
   scores, the newest version this person may see joins the candidates (its
+  passage under the older passage's heading, dates stripped, or else its
   best passage for the question) with at least that score, and is ranked
   above every older version of its family. In present mode older versions
   then sink below every current passage; with `latest_only` they are dropped.
@@ -17,9 +18,9 @@ out for the families among the candidates.
   best passage of each version the ranking missed is pulled in).
 
 Slots: at most two passages per document; in present/lookup mode a family
-with versions shows one passage of its current version and at most one older
-passage, and only an older one that matched the question clearly better than
-the current version (`DISTINCT_MARGIN`): versions are
+with versions shows at most two (MAX_PER_FAMILY): two of its current version,
+or one and an older passage, but only an older one that matched the question
+clearly better than the current version (`DISTINCT_MARGIN`): versions are
 near-duplicates, and five slots should show five documents.
 """
 
@@ -35,6 +36,7 @@ from django.db import connection
 from apps.library.models import Chunk, Document
 from apps.library.vectors import emb_table, from_blob
 from apps.library.versions import timemode
+from apps.library.versions.naming import family_stem
 
 MAX_PER_DOCUMENT = 2
 MAX_PER_FAMILY = 2  # present and lookup modes
@@ -249,13 +251,14 @@ def expand_families(
     candidates: list[Candidate], facts, vector, pools, generation: int
 ) -> list[Candidate]:
     """Every family with an older version among the candidates gets its
-    current version in, above the best-scoring older version. Marks each older
-    passage `distinct` when it is clearly closer to the question than anything
-    in its current version (DISTINCT_MARGIN). Only passages in `pools` are
-    pulled in: a section its note marks private stays out for anyone else."""
-    by_document: dict[int, list[Candidate]] = defaultdict(list)
-    for c in candidates:
-        by_document[c.chunk.document_id].append(c)
+    current version in, above the older passages it stands for. An older
+    passage stands for its counterpart, the current version's passage under
+    the same heading (dates stripped: `section_key`), where the current
+    version has that section; otherwise for the current version's passage
+    closest to the question. Marks each older passage `distinct` when it is
+    clearly closer to the question than anything in its current version
+    (DISTINCT_MARGIN). Only passages in `pools` are pulled in: a section its
+    note marks private stays out for anyone else."""
     older = [
         c
         for c in candidates
@@ -263,36 +266,42 @@ def expand_families(
     ]
     if not older:
         return candidates
-    older_best: dict[tuple[int, str], float] = {}
+    wanted: dict[int, set[str]] = defaultdict(set)
     for c in older:
-        key = family_key(c.document)
-        older_best[key] = max(older_best.get(key, float("-inf")), c.score)
-    best_current = _best_current_chunks(
-        {facts[k].current_id for k in older_best}, vector, pools, generation
-    )
+        wanted[facts[family_key(c.document)].current_id].add(section_key(c.chunk.section))
+    best_current, counterparts = _current_chunks(wanted, vector, pools, generation)
     older_vectors = _vectors([c.chunk.id for c in older], generation)
+    # The score each current passage must beat: the best older passage it stands for.
+    above: dict[int, float] = {}
     for c in older:
-        closest = best_current.get(facts[family_key(c.document)].current_id)
+        current_id = facts[family_key(c.document)].current_id
+        closest = best_current.get(current_id)
         if closest is not None and c.chunk.id in older_vectors:
             c.distinct = float(older_vectors[c.chunk.id] @ vector) >= closest[1] + DISTINCT_MARGIN
-    missing: dict[int, float] = {}
-    for key, score in older_best.items():
-        current_id = facts[key].current_id
-        present = [c for c in by_document.get(current_id, []) if c.current]
-        if present:
-            best = max(present, key=lambda c: c.score)
-            if best.score <= score:
-                best.score = score + STEP
-                if "version" not in best.legs:
-                    best.legs.append("version")
-        elif current_id in best_current:
-            missing[current_id] = score
+        # The newer version's same section answers what the older passage
+        # did, where the passage closest to the question may be another
+        # section entirely ("Who I Am" for a question the older "Tech Stack"
+        # matched).
+        stand_in = counterparts.get((current_id, section_key(c.chunk.section)))
+        if stand_in is None:
+            stand_in = _closest_present(candidates, current_id)
+        if stand_in is None and closest is not None:
+            stand_in = closest[0]
+        if stand_in is not None:
+            above[stand_in] = max(above.get(stand_in, float("-inf")), c.score)
+    present = {c.chunk.id: c for c in candidates if c.current}
+    for chunk_id, score in above.items():
+        if chunk_id in present and present[chunk_id].score <= score:
+            present[chunk_id].score = score + STEP
+            if "version" not in present[chunk_id].legs:
+                present[chunk_id].legs.append("version")
+    missing = [chunk_id for chunk_id in above if chunk_id not in present]
     if missing:
-        loaded = load_chunks([best_current[d][0] for d in missing])
+        loaded = load_chunks(missing)
         pulled = [
-            Candidate(loaded[best_current[d][0]], score + STEP, ["version"])
-            for d, score in missing.items()
-            if best_current[d][0] in loaded
+            Candidate(loaded[chunk_id], above[chunk_id] + STEP, ["version"])
+            for chunk_id in missing
+            if chunk_id in loaded
         ]
         mark_current(pulled, facts)
         candidates += pulled
@@ -300,36 +309,55 @@ def expand_families(
     return candidates
 
 
-def _best_current_chunks(
-    document_ids: set[int], vector, pools, generation
-) -> dict[int, tuple[int, float]]:
-    """For each document, its current passage closest to the question: (chunk
-    id, cosine), among the passages in `pools` (a private section's passage
-    counts as private, as in the index's slices)."""
+def _closest_present(candidates: list[Candidate], document_id: int) -> int | None:
+    """The best-scoring current passage of this document among the candidates."""
+    present = [c for c in candidates if c.chunk.document_id == document_id and c.current]
+    return max(present, key=lambda c: c.score).chunk.id if present else None
+
+
+def section_key(section: str) -> str:
+    """A passage's heading path with dates and version markers stripped:
+    "Handoff › October 10, 2026 › Tech Stack" and "Handoff › September 22,
+    2026 › Tech Stack" are the same section of two versions."""
+    return family_stem(section)
+
+
+def _current_chunks(
+    wanted: dict[int, set[str]], vector, pools, generation
+) -> tuple[dict[int, tuple[int, float]], dict[tuple[int, str], int]]:
+    """For each document in `wanted`: its current passage closest to the
+    question, (chunk id, cosine); and for each of its wanted sections
+    (`section_key`) the closest current passage under that section, keyed by
+    (document id, section key). Only passages in `pools` count (a private
+    section's passage counts as private, as in the index's slices)."""
     allowed = {(p.source_id, p.private) for p in pools}
-    chunks = Chunk.objects.filter(document_id__in=list(document_ids)).values_list(
-        "id", "document_id", "section_date", "document__source_id", "document__in_private_dir",
-        "private",
+    chunks = Chunk.objects.filter(document_id__in=list(wanted)).values_list(
+        "id", "document_id", "section_date", "section", "document__source_id",
+        "document__in_private_dir", "private",
     )  # fmt: skip
-    by_document: dict[int, list[tuple[int, date | None]]] = defaultdict(list)
-    for chunk_id, document_id, section, source_id, in_private_dir, private in chunks:
+    by_document: dict[int, list[tuple[int, date | None, str]]] = defaultdict(list)
+    for chunk_id, document_id, day, section, source_id, in_private_dir, private in chunks:
         if (source_id, bool(in_private_dir or private)) in allowed:
-            by_document[document_id].append((chunk_id, section))
-    current: dict[int, list[int]] = {}
+            by_document[document_id].append((chunk_id, day, section))
+    current: dict[int, list[tuple[int, str]]] = {}
     for document_id, rows in by_document.items():
-        dates = [s for _, s in rows if s]
+        dates = [day for _, day, _ in rows if day]
         newest = max(dates) if dates else None
-        current[document_id] = [cid for cid, s in rows if s is None or s == newest]
-    vectors = _vectors([cid for ids in current.values() for cid in ids], generation)
+        current[document_id] = [(cid, sec) for cid, day, sec in rows if day in (None, newest)]
+    vectors = _vectors([cid for rows in current.values() for cid, _ in rows], generation)
     best: dict[int, tuple[int, float]] = {}
-    for document_id, ids in current.items():
-        for chunk_id in ids:
+    same: dict[tuple[int, str], tuple[int, float]] = {}
+    for document_id, rows in current.items():
+        for chunk_id, section in rows:
             if chunk_id not in vectors:
                 continue
             score = float(vectors[chunk_id] @ vector)
             if document_id not in best or score > best[document_id][1]:
                 best[document_id] = (chunk_id, score)
-    return best
+            key = (document_id, section_key(section))
+            if key[1] in wanted[document_id] and (key not in same or score > same[key][1]):
+                same[key] = (chunk_id, score)
+    return best, {key: chunk_id for key, (chunk_id, _) in same.items()}
 
 
 def _vectors(chunk_ids: list[int], generation: int) -> dict[int, np.ndarray]:
@@ -383,10 +411,9 @@ def select_passages(candidates: list[Candidate], limit: int, mode: str) -> list[
             taken = per_family[key]
             if len(taken) >= MAX_PER_FAMILY:
                 continue
-            # Versions are near-duplicates: one passage of the current version,
-            # and an older one only when it says something the current does not.
-            if c.current and any(t.current for t in taken):
-                continue
+            # Versions are near-duplicates: an older passage only when it says
+            # something the current version does not (the current version's
+            # passages are a document's like any other).
             if not c.current and any(_same_passage(t.chunk.text, c.chunk.text) for t in taken):
                 continue
             taken.append(c)

@@ -505,13 +505,17 @@ async def _finish_citations(generation, turn, ctx, conversation, specs, answer_b
                 generation.notes.append(ATTRIBUTED_NOTE)
                 used = added
         if not used and specs and not stopped and not refusals.is_refusal(final):
-            # Asked once; the retry replaces the answer only if it now cites.
-            await _asked_again(
+            # Asked once; the retry replaces the answer only if it now cites
+            # in its own words: the real model's retry began with a copied
+            # header, whose number had counted as the citation asked for.
+            retried = await _asked_again(
                 generation, turn, conversation, ASK_TO_CITE,
-                lambda text: bool(citations.verify(text, valid)[1]),
+                lambda text: bool(citations.verify(cleaned(text), valid)[1]),
             )  # fmt: skip
-    cleaned, used, invalid = citations.verify(generation.text, valid)
-    generation.text = cleaned
+            if retried:
+                generation.text = cleaned(generation.text)
+    verified, used, invalid = citations.verify(generation.text, valid)
+    generation.text = verified
     generation.citations = [ctx.passages[n].citation() for n in used]
     if invalid:
         generation.usage["invalid_citations"] = invalid

@@ -302,6 +302,27 @@ def test_a_header_copied_under_another_passage_number_is_left_out(
     assert [c["path"] for c in answer.citations] == ["home/bins.md"]
 
 
+@pytest.mark.parametrize(
+    ("retry", "saved"),
+    [
+        # Asked to cite, the real model began its rewrite with a copied header:
+        # the header goes, the rewrite's own citation stays.
+        ("{header}\nThe service is due on 14 April [1].", "The service is due on 14 April [1]."),
+        # A header's number is not a citation: a rewrite that cites only by
+        # the header it copied leaves the first answer.
+        ("{header}\nSpring, I reckon.", "Spring, I reckon."),
+    ],
+)
+def test_a_header_copied_into_the_rewrite_asked_for_citations_is_left_out(
+    owner, notes, local_model, llm, retry, saved
+):
+    header = first_header(owner, llm)
+    llm.queue(Reply(text="Spring, I reckon."), Reply(text=retry.format(header=header)))
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert "cited none" in json.dumps(llm.chat_requests[-1].json["messages"][-1])
+    assert answer.text == saved
+
+
 def test_an_answer_of_only_passage_numbers_is_asked_for_in_words(owner, notes, local_model, llm):
     # The real model answered "When was it abandoned and why?" with "[1] [3]".
     llm.queue(Reply(text="[1] [3]"), Reply(text="Hale & Sons service it on 14 April [1]."))

@@ -80,8 +80,14 @@ def without_labels(text: str, labels: list[str], wrapper: tuple[str, ...] = ()) 
         if _unquoted(line) not in lines and not _pieces_of_header(line, by_number)
     ]
     text = "\n".join(kept).strip("\n")
-    for label in sorted(known | heads, key=len, reverse=True):
-        text = text.replace(label, label[: label.index("]") + 1])
+    for label in sorted(known, key=len, reverse=True):
+        # A whole header names its passage whatever number the model put
+        # before it (the real model wrote passage 1's header as "[3] …"):
+        # it becomes the number of the passage it names.
+        number, body = label[: label.index("]") + 1], label[label.index("]") + 1 :].strip()
+        text = re.sub(rf"\[\d{{1,3}}\]\s*{re.escape(body)}", number, text)
+    for head in sorted(heads, key=len, reverse=True):
+        text = text.replace(head, head[: head.index("]") + 1])
     return text
 
 

@@ -279,11 +279,27 @@ def test_a_header_copied_in_part_is_left_out(owner, notes, local_model, llm, cop
     assert answer.text == "The service is due on 14 April [1]."
 
 
+@pytest.mark.parametrize(
+    ("write", "saved"),
+    [
+        # The real model copied passage 3's header under the number 1 on a
+        # line of its own, then repeated passage 3: the 1 left behind cited
+        # the wrong passage.
+        (
+            "{copied}\nThe green bin goes out on Tuesdays.",
+            "The green bin goes out on Tuesdays [{bins}].",
+        ),
+        # …and ran a whole header under another number into its sentence:
+        # the header's own number stands for it.
+        (
+            "The green bin goes out on Tuesdays. {whole}",
+            "The green bin goes out on Tuesdays. [{bins}]",
+        ),
+    ],
+)
 def test_a_header_copied_under_another_passage_number_is_left_out(
-    owner, vault, make_source, embedder, local_model, llm
+    owner, vault, make_source, embedder, local_model, llm, write, saved
 ):
-    # The real model copied passage 3's header under the number 1 and then
-    # repeated passage 3: the 1 left behind cited the wrong passage.
     vault.write("home/boiler.md", "# Boiler\n\nThe boiler service is due on 14 April.\n")
     vault.write("home/bins.md", "# Bins\n\nThe green bin goes out on Tuesdays.\n")
     source_sync(source=make_source(owner, vault), embedder=embedder)
@@ -296,9 +312,10 @@ def test_a_header_copied_under_another_passage_number_is_left_out(
     bins = next(n for n, line in headers.items() if "home/bins.md" in line)
     other = next(n for n in headers if n != bins)
     copied = f"[{other}] · " + headers[bins].split(" · ", 1)[1]
-    llm.queue(Reply(text=f"{copied}\nThe green bin goes out on Tuesdays."))
+    whole = f"[{other}]" + headers[bins][3:]
+    llm.queue(Reply(text=write.format(copied=copied, whole=whole)))
     _, answer = run_turn(owner, question)
-    assert answer.text == f"The green bin goes out on Tuesdays [{bins}]."
+    assert answer.text == saved.format(bins=bins)
     assert [c["path"] for c in answer.citations] == ["home/bins.md"]
 
 

@@ -89,3 +89,40 @@ def attribute(text: str, passages: dict[int, str]) -> tuple[str, list[int]]:
         last = finish
     pieces.append(text[last:])
     return ("".join(pieces), added) if added else (text, [])
+
+
+# Markdown a copied line may have gained or lost: list markers, emphasis.
+_MARKUP = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+|\*\*|__|`")
+_CITATION = re.compile(r"\s*\[\d{1,3}\]")
+
+
+def _plain(text: str) -> str:
+    return " ".join(_MARKUP.sub("", _CITATION.sub("", text)).lower().split())
+
+
+def copies_without_answering(
+    text: str, question: str, passages: dict[int, tuple[str, str]]
+) -> bool:
+    """Is the answer only whole lines copied from the passages (citations,
+    list markers and lead-ins ending in a colon aside), and do they and the
+    headers of the passages they came from leave some of the question's
+    words out? Asked "What is the hostel room number?", a small model pasted
+    the passage that mentions the hostel, word for word: it read like an
+    answer and said nothing the question asked. A pasted passage that holds
+    every word of the question ("CGPA: 8.1" from Arjun's résumé for "What
+    is Arjun's CGPA?") is an answer. `passages`: number → (header, text)."""
+    lines = [line for line in (_plain(line) for line in text.split("\n")) if line]
+    said = [line for line in lines if not line.endswith(":")]
+    if not said:
+        return False
+    plain = {
+        n: (header, {_plain(line) for line in body.split("\n")})
+        for n, (header, body) in passages.items()
+    }
+    covered: set[str] = set()
+    for line in said:
+        sources = [header for header, lines in plain.values() if line in lines]
+        if not sources:
+            return False  # a line of its own: the model answered in words
+        covered |= _words(line) | _words(" ".join(sources))
+    return not _words(question) <= covered

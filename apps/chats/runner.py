@@ -24,7 +24,7 @@ from django.conf import settings
 
 from apps.chats import approvals, citations, frames, owner, refusals, rounds, setup, tools
 from apps.chats.attachments import attachment_ids, pending_attachments
-from apps.chats.attribution import ATTRIBUTED_NOTE, attribute
+from apps.chats.attribution import ATTRIBUTED_NOTE, attribute, copies_without_answering
 from apps.chats.compaction import maybe_compact
 from apps.chats.fallback import search_fallback
 from apps.chats.first_search import QUESTION_LEAD, first_search, is_context_overflow
@@ -56,6 +56,11 @@ ASK_TO_CITE = (
 ASK_IN_WORDS = (
     "Your answer was only passage numbers. Answer the question in words from the passages, "
     "citing the ones you use like [1]."
+)
+ASK_NOT_COPIED = (
+    "Your answer only copied passages. Answer the question itself in a sentence or two of your "
+    "own, citing the passages you use like [1]; if the passages do not say, answer that the "
+    "notes do not say."
 )
 ROUND_LIMIT_NOTE = "Stopped: the model kept calling tools without answering."
 # How long a reply waits for its attachments to be indexed, and how often it looks.
@@ -481,12 +486,24 @@ async def _finish_citations(generation, turn, ctx, conversation, specs, answer_b
         # what the person reads, and what is checked for citations.
         return citations.without_labels(text, labels, tools.WRAPPER_LINES)
 
-    if ctx.passages and citations.says_nothing(cleaned(_text_of(answer_blocks))):
-        # "[1] [3]" and nothing else: the small model named passages and wrote
-        # no answer. Asked once for one in words.
+    bodies = {n: p.result.text for n, p in ctx.passages.items()}
+    headed = {n: (p.label(), p.result.text) for n, p in ctx.passages.items()}
+    question = turn.question.text if turn.question else ""
+
+    def in_own_words(text: str) -> bool:
+        text = cleaned(text)
+        return not citations.says_nothing(text) and not copies_without_answering(
+            text, question, headed
+        )
+
+    if ctx.passages and not in_own_words(_text_of(answer_blocks)):
+        # "[1] [3]" and nothing else, or passages copied word for word: the
+        # small model named or pasted passages and answered nothing. Asked
+        # once for an answer in words.
+        copied = not citations.says_nothing(cleaned(_text_of(answer_blocks)))
         retried = await _asked_again(
-            generation, turn, conversation, ASK_IN_WORDS,
-            lambda text: not citations.says_nothing(cleaned(text)),
+            generation, turn, conversation, ASK_NOT_COPIED if copied else ASK_IN_WORDS,
+            in_own_words,
         )  # fmt: skip
         answer_blocks = retried or answer_blocks
     generation.text = cleaned(generation.text)
@@ -497,7 +514,6 @@ async def _finish_citations(generation, turn, ctx, conversation, specs, answer_b
         if not used and not refusals.is_refusal(final):
             # The sentences that repeat a passage get its number, by code;
             # the model is asked to cite only when none does.
-            bodies = {n: p.result.text for n, p in ctx.passages.items()}
             attributed, added = attribute(generation.text, bodies)
             if added:
                 generation.text = attributed

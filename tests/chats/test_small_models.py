@@ -286,14 +286,14 @@ def test_a_header_copied_in_part_is_left_out(owner, notes, local_model, llm, cop
         # line of its own, then repeated passage 3: the 1 left behind cited
         # the wrong passage.
         (
-            "{copied}\nThe green bin goes out on Tuesdays.",
-            "The green bin goes out on Tuesdays [{bins}].",
+            "{copied}\nAs for the bins, the green bin goes out on Tuesdays.",
+            "As for the bins, the green bin goes out on Tuesdays [{bins}].",
         ),
         # …and ran a whole header under another number into its sentence:
         # the header's own number stands for it.
         (
-            "The green bin goes out on Tuesdays. {whole}",
-            "The green bin goes out on Tuesdays. [{bins}]",
+            "As for the bins, the green bin goes out on Tuesdays. {whole}",
+            "As for the bins, the green bin goes out on Tuesdays. [{bins}]",
         ),
     ],
 )
@@ -346,6 +346,44 @@ def test_an_answer_of_only_passage_numbers_is_asked_for_in_words(owner, notes, l
     _, answer = run_turn(owner, "When is the boiler service due?")
     assert answer.text == "Hale & Sons service it on 14 April [1]."
     assert "only passage numbers" in json.dumps(llm.chat_requests[1].json["messages"][-1])
+    assert answer.citations[0]["path"] == "home/boiler.md"
+
+
+@pytest.mark.parametrize(
+    "copy",
+    [
+        "The boiler service is due on 14 April; Hale & Sons do it [1].",
+        # with a lead-in and a list marker, as the real model wrote them
+        "Here is what the notes say:\n\n- The boiler service is due on 14 April; Hale & Sons do it.",
+    ],
+)
+def test_an_answer_that_only_copies_a_passage_is_asked_for_in_words(
+    owner, notes, local_model, llm, copy
+):
+    # Asked for a hostel room number, the real model pasted the passage that
+    # mentions the hostel: it read like an answer and said nothing asked.
+    # (A pasted passage that holds the question's words is an answer: the
+    # recorded qwen_uncited_answer test above.)
+    llm.queue(Reply(text=copy), Reply(text="The notes do not say which engineer comes."))
+    _, answer = run_turn(owner, "Which engineer comes for the boiler?")
+    assert "only copied passages" in json.dumps(llm.chat_requests[1].json["messages"][-1])
+    assert answer.text == "The notes do not say which engineer comes."
+    assert not any(note.startswith("Uncited") for note in answer.notes)
+
+
+def test_an_answer_in_its_own_words_is_not_asked_again(owner, notes, local_model, llm):
+    llm.queue(Reply(text="Hale & Sons, on 14 April [1]."))
+    _, answer = run_turn(owner, "When is the boiler service due?")
+    assert len(llm.chat_requests) == 1
+    assert answer.text == "Hale & Sons, on 14 April [1]."
+
+
+def test_a_second_copy_leaves_the_first(owner, notes, local_model, llm):
+    copy = "The boiler service is due on 14 April; Hale & Sons do it [1]."
+    llm.queue(Reply(text=copy), Reply(text=copy))
+    _, answer = run_turn(owner, "Which engineer comes for the boiler?")
+    assert len(llm.chat_requests) == 2
+    assert answer.text == copy
     assert answer.citations[0]["path"] == "home/boiler.md"
 
 

@@ -510,3 +510,10 @@ def test_the_current_version_shows_two_passages_like_any_note(owner, handoffs, e
     ).results
     newest = {r.section.rsplit("›", 1)[-1].strip() for r in results if r.is_latest}
     assert {"Internet", "Bins"} <= newest
+
+
+def test_a_search_with_nothing_visible_embeds_nothing(member, embedder):
+    # An embedding begun for a search that then returns early ran on after
+    # it, on a thread nobody waited for (a fresh process's model load).
+    assert search(user=member, query="boiler", embedder=embedder).results == []
+    assert embedder.queries == 0

@@ -111,17 +111,19 @@ def search(
     state = tables.require_matching_model()
     if not query.strip():
         return Response(query=query, mode=resolved, results=[])
-    # The question is embedded on another thread while this one reads the
-    # person's pools and runs the keyword leg: ONNX and SQLite both release
-    # the GIL, so on two cores they overlap (the embedder needs no database
-    # connection, so this holds inside a transaction too).
-    embedding = _embed_pool.submit((embedder or embedder_for_index(state)).embed_query, query)
     views = {ANSWER: visible_pools(user, cloud_only=cloud_only, source_ids=filters.source_ids)}
     if cloud_only and with_everything:
         views[EVERYTHING] = visible_pools(user, source_ids=filters.source_ids)
     if not any(views.values()):
         nothing = Response(query=query, mode=resolved, results=[])
         return replace(nothing, everything=nothing if EVERYTHING in views else None)
+    # The question is embedded on another thread while this one runs the
+    # keyword leg: ONNX and SQLite both release the GIL, so on two cores they
+    # overlap (the embedder needs no database connection, so this holds
+    # inside a transaction too). Only once there is something to search: an
+    # embedding begun for a search that then returned early ran on after it
+    # (on a fresh process, the model's load: seconds of a thread nobody waits for).
+    embedding = _embed_pool.submit((embedder or embedder_for_index(state)).embed_query, query)
     semantic = _semantic_leg(embedding, views, filters, state)
     keyword = keyword_legs(query, views, filters, False)
     vector = embedding.result()

@@ -486,8 +486,9 @@ async def _finish_citations(generation, turn, ctx, conversation, specs, answer_b
         # what the person reads, and what is checked for citations.
         return citations.without_labels(text, labels, tools.WRAPPER_LINES)
 
-    bodies = {n: p.result.text for n, p in ctx.passages.items()}
-    headed = {n: (p.label(), p.result.text) for n, p in ctx.passages.items()}
+    # The passages as the model read them (task boxes in words).
+    bodies = {n: tools.as_read(p.result.text) for n, p in ctx.passages.items()}
+    headed = {n: (ctx.passages[n].label(), body) for n, body in bodies.items()}
     question = turn.question.text if turn.question else ""
 
     def in_own_words(text: str) -> bool:

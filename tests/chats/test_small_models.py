@@ -424,3 +424,21 @@ def test_a_copied_header_leaves_the_answer_cited(owner, notes, local_model, llm,
     answer = answer_around_header(owner, llm, write)
     assert answer.text == saved
     assert answer.citations[0]["path"] == "home/boiler.md"
+
+
+def test_task_boxes_reach_the_model_as_words(owner, vault, make_source, embedder, local_model, llm):
+    # Over "- [x] House Robber" the real model answered "which problems has he
+    # already solved?" from another passage: a box said nothing of done to it.
+    vault.write(
+        "dsa/dp_problems.md",
+        "# DP problems\n\n- [x] House Robber\n- [ ] Burst Balloons\n\n"
+        "```\n- [ ] the syntax, as written\n```\n",
+    )
+    source_sync(source=make_source(owner, vault), embedder=embedder)
+    llm.queue(Reply(text="House Robber is solved [1]."))
+    _, answer = run_turn(owner, "Which DP problems are solved?")
+    content = llm.chat_requests[-1].json["messages"][-1]["content"]
+    sent = content if isinstance(content, str) else json.dumps(content)
+    assert "- (done) House Robber" in sent and "- (not done) Burst Balloons" in sent
+    assert "- [ ] the syntax, as written" in sent  # code is left as written
+    assert answer.citations[0]["path"] == "dsa/dp_problems.md"

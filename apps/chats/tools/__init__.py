@@ -37,6 +37,7 @@ from apps.chats.tools.context import (
     PrivacyStop,
     ToolError,
     TurnContext,
+    as_read,
     passage_from_result,
 )
 from apps.chats.tools.registry import (
@@ -60,6 +61,7 @@ __all__ = [
     "Tool",
     "ToolError",
     "TurnContext",
+    "as_read",
     "passage_from_result",
     "register",
     "run_tool",

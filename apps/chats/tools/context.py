@@ -6,6 +6,7 @@ the wrapper that marks retrieved text as data."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from apps.library.search import Result
@@ -21,6 +22,33 @@ MIXED_CAVEAT = (
 )
 DOCUMENT_PAGE_SIZE = 15
 SEARCH_LIMIT = 8
+
+# Markdown task boxes as words: a small model asked "which problems has he
+# already solved?" over a list of "- [x] House Robber" / "- [ ] Burst
+# Balloons" answered from another passage (a box reads like a citation
+# number to it, and "x" says nothing of done). Obsidian's usual statuses.
+_TASK_BOX = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)\[([ xX/\-])\](?=\s)", re.M)
+_TASK_WORDS = {
+    " ": "(not done)",
+    "x": "(done)",
+    "X": "(done)",
+    "/": "(in progress)",
+    "-": "(cancelled)",
+}
+
+
+def as_read(text: str) -> str:
+    """A passage's text as a model is given it: task boxes in words, except
+    in fenced code (a note that shows the task syntax keeps it)."""
+    pieces = re.split(r"(^(?:```|~~~).*?(?:^(?:```|~~~)[^\n]*$|\Z))", text, flags=re.M | re.S)
+    return "".join(
+        piece if index % 2 else _TASK_BOX.sub(_in_words, piece)
+        for index, piece in enumerate(pieces)
+    )
+
+
+def _in_words(match: re.Match) -> str:
+    return f"{match.group(1)}{_TASK_WORDS[match.group(2)]}"
 
 
 class ToolError(Exception):

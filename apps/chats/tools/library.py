@@ -19,6 +19,7 @@ from apps.chats.tools.context import (
     PrivacyStop,
     ToolError,
     TurnContext,
+    as_read,
     newer_version_label,
     passage_from_result,
     wrap,
@@ -133,7 +134,7 @@ def passages_for(
     passages = [ctx.number(passage_from_result(r, ctx.user)) for r in relevant]
     # A result's note (e.g. a newer version of it could not be read) travels with it.
     lines = [
-        f"{p.label()}\n{_cut(p.result.text, max_chars)}"
+        f"{p.label()}\n{_cut(as_read(p.result.text), max_chars)}"
         + (f"\n(Note: {p.result.note})" if p.result.note else "")
         for p in passages
     ]
@@ -245,7 +246,7 @@ def get_document(ctx: TurnContext, args: dict) -> str:
                 superseded_by=newer if not chunk.is_latest else "",
             )
         )
-        lines.append(f"{passage.label()}\n{passage.result.text}")
+        lines.append(f"{passage.label()}\n{as_read(passage.result.text)}")
     pages = -(-len(chunks) // DOCUMENT_PAGE_SIZE)
     return wrap(lines, f"Page {page} of {pages} of document {document.pk}.")
 

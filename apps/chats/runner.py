@@ -501,9 +501,9 @@ async def _finish_citations(generation, turn, ctx, conversation, specs, answer_b
         # "[1] [3]" and nothing else, or passages copied word for word: the
         # small model named or pasted passages and answered nothing. Asked
         # once for an answer in words.
-        copied = not citations.says_nothing(cleaned(_text_of(answer_blocks)))
+        numbers_only = citations.says_nothing(cleaned(_text_of(answer_blocks)))
         retried = await _asked_again(
-            generation, turn, conversation, ASK_NOT_COPIED if copied else ASK_IN_WORDS,
+            generation, turn, conversation, ASK_IN_WORDS if numbers_only else ASK_NOT_COPIED,
             in_own_words,
         )  # fmt: skip
         answer_blocks = retried or answer_blocks

@@ -271,6 +271,12 @@ def expand_families(
         wanted[facts[family_key(c.document)].current_id].add(section_key(c.chunk.section))
     best_current, counterparts = _current_chunks(wanted, vector, pools, generation)
     older_vectors = _vectors([c.chunk.id for c in older], generation)
+    # Each document's best-scoring current passage among the candidates.
+    present_best: dict[int, Candidate] = {}
+    for c in candidates:
+        best = present_best.get(c.chunk.document_id)
+        if c.current and (best is None or c.score > best.score):
+            present_best[c.chunk.document_id] = c
     # The score each current passage must beat: the best older passage it stands for.
     above: dict[int, float] = {}
     for c in older:
@@ -283,8 +289,8 @@ def expand_families(
         # section entirely ("Who I Am" for a question the older "Tech Stack"
         # matched).
         stand_in = counterparts.get((current_id, section_key(c.chunk.section)))
-        if stand_in is None:
-            stand_in = _closest_present(candidates, current_id)
+        if stand_in is None and current_id in present_best:
+            stand_in = present_best[current_id].chunk.id
         if stand_in is None and closest is not None:
             stand_in = closest[0]
         if stand_in is not None:
@@ -307,12 +313,6 @@ def expand_families(
         candidates += pulled
     candidates.sort(key=lambda c: -c.score)
     return candidates
-
-
-def _closest_present(candidates: list[Candidate], document_id: int) -> int | None:
-    """The best-scoring current passage of this document among the candidates."""
-    present = [c for c in candidates if c.chunk.document_id == document_id and c.current]
-    return max(present, key=lambda c: c.score).chunk.id if present else None
 
 
 def section_key(section: str) -> str:
